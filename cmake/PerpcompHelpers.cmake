@@ -1,0 +1,31 @@
+# pc_add_library(<name> [TORCH] SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+#   A static library of one stage folder. The include root is the repository root, so
+#   every project include is path-qualified ("core/check.h"). TORCH libraries reuse one
+#   precompiled header of <ATen/ATen.h> (built by pc_pch) to keep a clean build short.
+function(pc_add_library name)
+  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  if(ARG_TORCH)
+    target_link_libraries(${name} PUBLIC pc_torch_flags)
+    if(TARGET pc_pch AND NOT name STREQUAL "pc_pch")
+      target_precompile_headers(${name} REUSE_FROM pc_pch)
+    endif()
+  endif()
+endfunction()
+
+# pc_add_test(<name> SOURCES ... DEPS ...): one Catch2 binary, each TEST_CASE a CTest test.
+# Tests find the shared data through PERPCOMP_SHARED (set here to ../shared when unset).
+function(pc_add_test name)
+  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/catch_main.cc)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} Catch2::Catch2 pc_test_support)
+  if(ARG_TORCH AND TARGET pc_pch)
+    target_precompile_headers(${name} REUSE_FROM pc_pch)
+  endif()
+  catch_discover_tests(${name}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES ENVIRONMENT "PERPCOMP_BUILD_DIR=${PROJECT_BINARY_DIR};PERPCOMP_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

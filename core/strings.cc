@@ -1,0 +1,145 @@
+#include "core/strings.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace pc {
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool StartsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0 && s.size() >= p.size(); }
+bool EndsWith(const std::string& s, const std::string& x) {
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+int64_t ParseInt(const std::string& text, const std::string& what) {
+  std::string t = Trim(text);
+  PC_CHECK(!t.empty(), what, ": expected an integer, got an empty value");
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(t.c_str(), &end, 10);
+  PC_CHECK(errno == 0 && end != nullptr && *end == '\0', what, ": expected an integer, got '", text, "'");
+  return v;
+}
+
+double ParseDouble(const std::string& text, const std::string& what) {
+  std::string t = Trim(text);
+  PC_CHECK(!t.empty(), what, ": expected a number, got an empty value");
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  PC_CHECK(errno == 0 && end != nullptr && *end == '\0' && std::isfinite(v), what, ": expected a number, got '",
+           text, "'");
+  return v;
+}
+
+std::vector<double> ParseDoubleList(const std::string& text, const std::string& what) {
+  std::string t = ReplaceAll(text, " ", ",");
+  std::vector<double> out;
+  for (const auto& part : Split(t, ',')) {
+    if (Trim(part).empty()) continue;
+    out.push_back(ParseDouble(part, what));
+  }
+  PC_CHECK(!out.empty(), what, ": expected a comma-separated list of numbers, got '", text, "'");
+  return out;
+}
+
+std::pair<int, int> ParseRange(const std::string& text, const std::string& what) {
+  std::string t = Trim(text);
+  size_t dash = t.find('-', 1);
+  int a, b;
+  if (dash == std::string::npos) {
+    a = b = static_cast<int>(ParseInt(t, what));
+  } else {
+    a = static_cast<int>(ParseInt(t.substr(0, dash), what));
+    b = static_cast<int>(ParseInt(t.substr(dash + 1), what));
+  }
+  PC_CHECK(a >= 0 && b >= a, what, ": expected A-B with 0 <= A <= B, got '", text, "'");
+  return {a, b};
+}
+
+std::pair<int, int> ParseShard(const std::string& text, const std::string& what) {
+  auto parts = Split(Trim(text), '/');
+  PC_CHECK(parts.size() == 2, what, ": expected K/N, got '", text, "'");
+  int k = static_cast<int>(ParseInt(parts[0], what)), n = static_cast<int>(ParseInt(parts[1], what));
+  PC_CHECK(n >= 1 && k >= 0 && k < n, what, ": expected K/N with 0 <= K < N, got '", text, "'");
+  return {k, n};
+}
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+int64_t ParseBytes(const std::string& text, const std::string& what) {
+  std::string t = Trim(text);
+  PC_CHECK(!t.empty(), what, ": expected a size like 8G or 512M");
+  double mult = 1;
+  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  if (last == 'B' && t.size() > 1) {
+    t.pop_back();
+    last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  }
+  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
+    mult = last == 'K' ? 1024.0 : last == 'M' ? 1024.0 * 1024 : last == 'G' ? 1024.0 * 1024 * 1024 : 1024.0 * 1024 * 1024 * 1024;
+    t.pop_back();
+  }
+  double v = ParseDouble(t, what);
+  PC_CHECK(v > 0, what, ": expected a positive size, got '", text, "'");
+  return static_cast<int64_t>(v * mult);
+}
+
+std::string FormatDouble(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+}  // namespace pc

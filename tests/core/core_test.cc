@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/json_util.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "core/text.h"
+#include "tests/test_support.h"
+
+using Catch::Matchers::Contains;
+
+namespace {
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+}  // namespace
+
+TEST_CASE("sha256 known answers", "[core]") {
+  CHECK(pc::Sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(pc::Sha256Hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::string million(1000000, 'a');
+  CHECK(pc::Sha256Hex(million) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  pc::Sha256 h;  // streaming in odd chunks equals one shot
+  for (size_t i = 0; i < million.size(); i += 777) h.Update(million.data() + i, std::min<size_t>(777, million.size() - i));
+  CHECK(h.HexDigest() == pc::Sha256Hex(million));
+}
+
+TEST_CASE("utf8 validation names the first bad byte", "[core]") {
+  CHECK(pc::FindInvalidUtf8("plain ascii") == std::string::npos);
+  CHECK(pc::FindInvalidUtf8("caf\xc3\xa9 \xe2\x96\x81 \xf0\x9f\x98\x80") == std::string::npos);
+  CHECK(pc::FindInvalidUtf8("ab\xff") == 2);
+  CHECK(pc::FindInvalidUtf8("ab\xc3") == 2);            // truncated
+  CHECK(pc::FindInvalidUtf8("\xc0\xaf") == 0);          // overlong
+  CHECK(pc::FindInvalidUtf8("x\xed\xa0\x80") == 1);     // surrogate
+}
+
+TEST_CASE("text sources: plain, JSON lines and their errors", "[core]") {
+  std::string dir = pc::test::TempDir("text");
+  WriteBytes(dir + "/a.txt", "hello world\n");
+  auto src = pc::ReadTextSource(dir + "/a.txt");
+  CHECK(src.text == "hello world\n");
+  CHECK(src.sha256 == pc::Sha256Hex("hello world\n"));
+
+  WriteBytes(dir + "/b.jsonl", "{\"text\": \"one\"}\n\n{\"text\": \"two\", \"x\": 1}\n");
+  CHECK(pc::ReadTextSource(dir + "/b.jsonl").text == "one\n\ntwo");
+
+  WriteBytes(dir + "/empty.txt", "");
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/empty.txt"), Contains("is empty"));
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/missing.txt"), Contains("does not exist"));
+  WriteBytes(dir + "/bad.txt", "good\xfe");
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/bad.txt"), Contains("byte offset 4"));
+  WriteBytes(dir + "/c.jsonl", "{\"text\": \"one\"}\n{\"body\": \"two\"}\n");
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/c.jsonl"), Contains("line 2") && Contains("missing field 'text'"));
+  WriteBytes(dir + "/d.jsonl", "{\"text\": \"one\"}\n{oops\n");
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/d.jsonl"), Contains("line 2") && Contains("invalid JSON"));
+  WriteBytes(dir + "/e.jsonl", "{\"text\": 5}\n");
+  CHECK_THROWS_WITH(pc::ReadTextSource(dir + "/e.jsonl"), Contains("expected a string"));
+}
+
+TEST_CASE("json errors name the file, position and depth", "[core]") {
+  CHECK_THROWS_WITH(pc::ParseJson("{\"a\": [1, 2", "x.json"), Contains("x.json") && Contains("invalid JSON"));
+  std::string deep(1000, '[');
+  CHECK_THROWS_WITH(pc::ParseJson(deep, "deep.json"), Contains("nested deeper"));
+  auto j = pc::ParseJson("{\"n\": 3, \"s\": \"x\"}", "ok.json");
+  CHECK(pc::JsonInt(j, "n", "ok.json") == 3);
+  CHECK_THROWS_WITH(pc::JsonInt(j, "s", "ok.json"), Contains("'s' is string, expected an integer"));
+  CHECK_THROWS_WITH(pc::JsonInt(j, "m", "ok.json"), Contains("missing key 'm'"));
+}
+
+TEST_CASE("option parsers", "[core]") {
+  CHECK(pc::ParseDoubleList("0, 0.5,1", "--alpha") == std::vector<double>{0, 0.5, 1});
+  CHECK_THROWS_WITH(pc::ParseDoubleList("0,x", "--alpha"), Contains("--alpha") && Contains("'x'"));
+  CHECK(pc::ParseRange("2-5", "--layers") == std::make_pair(2, 5));
+  CHECK(pc::ParseRange("3", "--layers") == std::make_pair(3, 3));
+  CHECK_THROWS(pc::ParseRange("5-2", "--layers"));
+  CHECK(pc::ParseShard("1/4", "--shard") == std::make_pair(1, 4));
+  CHECK_THROWS_WITH(pc::ParseShard("4/4", "--shard"), Contains("0 <= K < N"));
+  CHECK(pc::ParseBytes("2G", "--max-memory") == 2LL * 1024 * 1024 * 1024);
+  CHECK(pc::ParseBytes("512MB", "--max-memory") == 512LL * 1024 * 1024);
+}
+
+TEST_CASE("staged outputs are renamed into place and refuse to overwrite", "[core]") {
+  std::string dir = pc::test::TempDir("staged");
+  std::string out = dir + "/out";
+  {
+    pc::fs::StagedDir staged(out, /*overwrite=*/false);
+    WriteBytes(staged.path() + "/f", "1");
+    CHECK_FALSE(pc::fs::Exists(out));
+    staged.Commit();
+  }
+  CHECK(pc::fs::ReadFile(out + "/f") == "1");
+  CHECK_THROWS_WITH(pc::fs::StagedDir(out, false), Contains("already exists") && Contains("--overwrite"));
+  {
+    pc::fs::StagedDir staged(out, /*overwrite=*/true);
+    WriteBytes(staged.path() + "/f", "2");
+    // not committed: the old output stays
+  }
+  CHECK(pc::fs::ReadFile(out + "/f") == "1");
+  {
+    pc::fs::StagedDir staged(out, true);
+    WriteBytes(staged.path() + "/f", "3");
+    staged.Commit();
+  }
+  CHECK(pc::fs::ReadFile(out + "/f") == "3");
+  pc::fs::WriteFileAtomic(dir + "/file", "abc");
+  CHECK(pc::fs::ReadFile(dir + "/file") == "abc");
+  CHECK(pc::fs::IsInside(dir, dir + "/out/f"));
+  CHECK_FALSE(pc::fs::IsInside(dir + "/out", dir + "/out/../file"));
+}

@@ -1,0 +1,78 @@
+#include "tests/test_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace pc::test {
+namespace stdfs = std::filesystem;
+
+std::string SourceDir() {
+  const char* s = std::getenv("PERPCOMP_SOURCE_DIR");
+  if (s != nullptr && *s) return s;
+  return PC_SOURCE_DIR;
+}
+
+std::string BuildDir() {
+  const char* s = std::getenv("PERPCOMP_BUILD_DIR");
+  if (s != nullptr && *s) return s;
+  return PC_BUILD_DIR;
+}
+
+std::string SharedData() {
+  const char* env = std::getenv("PERPCOMP_SHARED");
+  std::string base = (env != nullptr && *env) ? std::string(env) : SourceDir() + "/../shared";
+  std::string data = base + "/data";
+  std::error_code ec;
+  return stdfs::is_directory(data, ec) ? data : "";
+}
+
+std::string SharedPath(const std::string& relative) {
+  std::string d = SharedData();
+  return d.empty() ? "" : d + "/" + relative;
+}
+
+std::string TempDir(const std::string& name) {
+  static std::atomic<int> counter{0};
+  std::string dir = BuildDir() + "/test-tmp/" + name + "-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter++);
+  stdfs::remove_all(dir);
+  stdfs::create_directories(dir);
+  return dir;
+}
+
+std::string PerpcompBin() { return BuildDir() + "/tools/perpcomp"; }
+
+RunResult Run(const std::string& command_line) {
+  std::string out_file = TempDir("run") + "/out";
+  std::string err_file = out_file + ".err";
+  std::string cmd = "(" + command_line + ") >'" + out_file + "' 2>'" + err_file + "' </dev/null";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
+RunResult RunPerpcomp(const std::string& args) { return Run("'" + PerpcompBin() + "' " + args); }
+
+bool HavePythonTorch() {
+  static int have = -1;
+  if (have < 0) have = Run("/usr/bin/python3 -c 'import torch, numpy'").exit_code == 0 ? 1 : 0;
+  return have == 1;
+}
+
+}  // namespace pc::test

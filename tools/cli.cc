@@ -1,0 +1,44 @@
+#include "tools/cli.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/threads.h"
+
+namespace pc::cli {
+
+void AddCommonOptions(po::options_description& desc, CommonOptions& opts) {
+  desc.add_options()
+    ("threads", po::value<int>(&opts.threads)->default_value(0), "intra-op threads (0: all cores)")
+    ("verbose,v", po::bool_switch(&opts.verbose), "more log lines")
+    ("quiet,q", po::bool_switch(&opts.quiet), "errors only, no progress")
+    ("help,h", "show this help");
+}
+
+bool Parse(const std::string& verb, const std::string& usage, const po::options_description& desc,
+           const std::vector<std::string>& args, po::variables_map& vm,
+           const po::positional_options_description* positional, const CommonOptions* common) {
+  auto parser = po::command_line_parser(args).options(desc);
+  if (positional != nullptr) parser.positional(*positional);
+  po::store(parser.run(), vm);
+  if (vm.count("help")) {
+    std::cout << "usage: perpcomp " << verb << " " << usage << "\n\n" << desc << "\n";
+    return false;
+  }
+  po::notify(vm);
+  if (common != nullptr) {
+    log::SetLevel(common->quiet ? log::Level::kWarn : common->verbose ? log::Level::kVerbose : log::Level::kInfo);
+    SetThreads(common->threads);
+  }
+  return true;
+}
+
+std::string SharedDataDir() {
+  const char* env = std::getenv("PERPCOMP_SHARED");
+  std::string base = (env != nullptr && *env) ? std::string(env) : "../shared";
+  return fs::Join(base, "data");
+}
+
+}  // namespace pc::cli

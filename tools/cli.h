@@ -1,0 +1,31 @@
+// tools/cli.h — shared option groups and parsing for every `perpcomp <verb>`.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+namespace pc::cli {
+
+namespace po = boost::program_options;
+
+struct CommonOptions {
+  int threads = 0;  // 0: all cores
+  bool verbose = false;
+  bool quiet = false;
+};
+
+// --threads, --verbose, --quiet.
+void AddCommonOptions(po::options_description& desc, CommonOptions& opts);
+
+// Parses `args` (after the verb). Returns false when --help was asked (help printed to
+// stdout). Unknown options and bad values throw po errors, reported by main() as usage
+// errors. Applies the common options (threads, log level) when present in `desc`.
+bool Parse(const std::string& verb, const std::string& usage, const po::options_description& desc,
+           const std::vector<std::string>& args, po::variables_map& vm,
+           const po::positional_options_description* positional = nullptr, const CommonOptions* common = nullptr);
+
+// The shared data folder for named presets: $PERPCOMP_SHARED/data or <cwd>/../shared/data.
+std::string SharedDataDir();
+
+}  // namespace pc::cli

@@ -1,0 +1,20 @@
+#include <iostream>
+
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+
+#include "tools/cli.h"
+
+namespace pc::cli {
+
+int RunVersion(const std::vector<std::string>& args) {
+  CommonOptions common;
+  po::options_description desc("options");
+  AddCommonOptions(desc, common);
+  po::variables_map vm;
+  if (!Parse("version", "", desc, args, vm, nullptr, &common)) return 0;
+  std::cout << "perpcomp 0.1.0\n" << at::get_parallel_info();
+  return 0;
+}
+
+}  // namespace pc::cli
