@@ -1,0 +1,663 @@
+#include "model/model.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "core/directional.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/tensor_util.h"
+
+namespace pc {
+
+// ---- Block ----------------------------------------------------------------------------------
+
+Linear* Block::Find(Role role) {
+  int i = index_of[static_cast<int>(role)];
+  return i < 0 ? nullptr : &linears[i];
+}
+const Linear* Block::Find(Role role) const {
+  int i = index_of[static_cast<int>(role)];
+  return i < 0 ? nullptr : &linears[i];
+}
+Linear& Block::Get(Role role) {
+  Linear* l = Find(role);
+  PC_ASSERT(l != nullptr, "block ", layer, " has no ", RoleName(role), " linear");
+  return *l;
+}
+
+const char* SiteKindName(SiteKind k) {
+  switch (k) {
+    case SiteKind::kLinearInput: return "linear_input";
+    case SiteKind::kLinearOutput: return "linear_output";
+    case SiteKind::kNormOutput: return "norm_output";
+    case SiteKind::kAttnUpdate: return "attn_update";
+    case SiteKind::kMlpUpdate: return "mlp_update";
+    case SiteKind::kBlockOutput: return "block_output";
+    case SiteKind::kFinalNorm: return "final_norm";
+    case SiteKind::kLogits: return "logits";
+    case SiteKind::kCount: break;
+  }
+  return "?";
+}
+
+// ---- Loading --------------------------------------------------------------------------------
+
+void Model::InitFromConfig() {
+  const ModelConfig& c = config_;
+  blocks_.clear();
+  blocks_.resize(c.layers);
+  for (int l = 0; l < c.layers; ++l) blocks_[l].layer = l;
+  if (arch().pos == PosKind::kRope) {
+    at::Tensor idx = at::arange(0, c.rotary_dim, 2, at::kFloat);  // (rotary_dim/2,)
+    inv_freq_ = 1.0 / at::pow(at::scalar_tensor(c.rope_theta, at::kDouble), idx.to(at::kDouble) / c.rotary_dim);
+    inv_freq_ = inv_freq_.to(at::kFloat);
+  }
+}
+
+at::Tensor Model::Fetch(const Getter& get, const std::string& name, std::vector<int64_t> shape, bool required,
+                        bool conv1d) {
+  at::Tensor raw = get(name, required);
+  if (!raw.defined()) return raw;
+  std::vector<int64_t> disk = shape;
+  if (conv1d && disk.size() == 2) std::swap(disk[0], disk[1]);
+  std::string where = source_dir_.empty() ? std::string("model") : "'" + source_dir_ + "'";
+  PC_CHECK(raw.sizes().vec() == disk, where, ": tensor '", name, "' has shape ", ShapeString(raw.sizes()),
+           ", expected ", ShapeString(disk), " from ", config_.where.empty() ? "the config" : config_.where,
+           " (hidden ", config_.hidden, ", heads ", config_.heads, ", kv heads ", config_.kv_heads, ", head_dim ",
+           config_.head_dim, ", intermediate ", config_.intermediate, ", vocab ", config_.vocab_size, ")");
+  PC_CHECK(at::isFloatingType(raw.scalar_type()), where, ": tensor '", name, "' has dtype ",
+           c10::toString(raw.scalar_type()), ", expected F32, F16 or BF16");
+  if (check_finite_) {
+    int64_t bad = FirstNonFinite(raw);
+    PC_CHECK(bad < 0, where, ": tensor '", name, "' holds a non-finite value (",
+             bad < 0 ? 0.0 : raw.reshape({-1})[bad].item<double>(), ") at flat index ", bad,
+             "; refusing to load a model that would give NaN losses");
+  }
+  disk_dtype_[name] = FromScalarType(raw.scalar_type());
+  at::Tensor t = conv1d ? raw.t() : raw;
+  return t.to(dtype_).contiguous();
+}
+
+void Model::LoadTop(const Getter& get) {
+  const ModelConfig& c = config_;
+  const ArchSpec& a = arch();
+  embed_ = Fetch(get, a.embed, {c.vocab_size, c.embed_dim}, true, false);
+  if (a.pos == PosKind::kLearned) pos_embed_ = Fetch(get, a.pos_embed, {c.max_pos + a.pos_offset, c.hidden}, true, false);
+  if (c.embed_dim != c.hidden) {
+    PC_CHECK(*a.project_in != '\0', c.where, ": embedding width ", c.embed_dim, " differs from hidden ", c.hidden,
+             " but ", a.model_type, " has no input projection");
+    project_in_ = {std::string(a.project_in).substr(0, std::string(a.project_in).size() - 7), Role::kUp,
+                   Fetch(get, a.project_in, {c.hidden, c.embed_dim}, true, false), at::Tensor()};
+    project_out_ = {std::string(a.project_out).substr(0, std::string(a.project_out).size() - 7), Role::kDown,
+                    Fetch(get, a.project_out, {c.embed_dim, c.hidden}, true, false), at::Tensor()};
+  }
+  if (c.has_final_norm) {
+    final_norm_.name = a.final_norm;
+    final_norm_.weight = Fetch(get, final_norm_.name + ".weight", {c.hidden}, true, false);
+    if (a.norm == NormKind::kLayerNorm) final_norm_.bias = Fetch(get, final_norm_.name + ".bias", {c.hidden}, true, false);
+  }
+  std::string head_name = a.lm_head;
+  lm_head_.name = head_name.substr(0, head_name.size() - 7);  // strip ".weight"
+  lm_head_.role = Role::kUp;
+  if (c.tie_embeddings) {
+    lm_head_.weight = embed_;  // shares storage
+  } else {
+    lm_head_.weight = Fetch(get, head_name, {c.vocab_size, c.embed_dim}, true, false);
+  }
+}
+
+void Model::LoadBlockFrom(int layer, const Getter& get) {
+  const ModelConfig& c = config_;
+  const ArchSpec& a = arch();
+  Block& b = blocks_[layer];
+  b.linears.clear();
+  std::fill(std::begin(b.index_of), std::end(b.index_of), -1);
+  const int64_t d = c.hidden, q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
+  for (const LinearSpec& spec : a.linears) {
+    std::vector<int64_t> shape;
+    switch (spec.role) {
+      case Role::kQ: shape = {q_out, d}; break;
+      case Role::kK:
+      case Role::kV: shape = {kv_out, d}; break;
+      case Role::kQKV:
+        PC_CHECK(c.kv_heads == c.heads, c.where, ": fused q/k/v requires as many key/value heads as heads");
+        shape = {3 * q_out, d};
+        break;
+      case Role::kO: shape = {d, q_out}; break;
+      case Role::kGate:
+      case Role::kUp: shape = {c.intermediate, d}; break;
+      case Role::kDown: shape = {d, c.intermediate}; break;
+    }
+    Linear lin;
+    lin.name = ExpandName(spec.name, layer);
+    lin.role = spec.role;
+    lin.weight = Fetch(get, lin.name + ".weight", shape, true, a.conv1d);
+    if (spec.bias != BiasRule::kNone) {
+      lin.bias = Fetch(get, lin.name + ".bias", {shape[0]}, spec.bias == BiasRule::kRequired, false);
+    }
+    b.index_of[static_cast<int>(spec.role)] = static_cast<int8_t>(b.linears.size());
+    b.linears.push_back(std::move(lin));
+  }
+  auto load_norm = [&](Norm& n, const char* pattern) {
+    n.name = ExpandName(pattern, layer);
+    n.weight = Fetch(get, n.name + ".weight", {d}, true, false);
+    if (a.norm == NormKind::kLayerNorm) n.bias = Fetch(get, n.name + ".bias", {d}, true, false);
+  };
+  load_norm(b.attn_norm, a.attn_norm);
+  load_norm(b.mlp_norm, a.mlp_norm);
+  b.act_scales_name = *a.act_scales ? ExpandName(a.act_scales, layer) : "";
+  if (!b.act_scales_name.empty()) b.act_scales = Fetch(get, b.act_scales_name, {c.intermediate}, false, false);
+  b.loaded = true;
+}
+
+Model::Getter Model::CheckpointGetter() const {
+  std::shared_ptr<Checkpoint> ck = ckpt_;
+  return [ck](const std::string& name, bool required) -> at::Tensor {
+    if (!ck->Has(name)) {
+      PC_CHECK(!required, "'", ck->dir(), "': missing tensor '", name, "'");
+      return at::Tensor();
+    }
+    return ck->LoadRaw(name);
+  };
+}
+
+std::unique_ptr<Model> Model::Load(const std::string& dir, const LoadOptions& options) {
+  std::unique_ptr<Model> m(new Model());
+  m->config_ = LoadModelConfig(dir);
+  m->dtype_ = options.dtype;
+  m->check_finite_ = options.check_finite;
+  m->source_dir_ = dir;
+  m->ckpt_ = Checkpoint::Open(dir);
+  m->InitFromConfig();
+  Getter get = m->CheckpointGetter();
+  m->LoadTop(get);
+  if (options.load_blocks) {
+    for (int l = 0; l < m->num_layers(); ++l) m->LoadBlockFrom(l, get);
+    // Tensors nobody asked for: warn (a new architecture variant would otherwise be silently wrong).
+    std::vector<std::string> unused;
+    for (const auto& name : m->ckpt_->Names()) {
+      if (m->disk_dtype_.count(name)) continue;
+      bool ignorable = false;
+      for (const char* suffix : m->arch().ignorable) {
+        if (name.size() >= std::strlen(suffix) && name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0) ignorable = true;
+      }
+      if (m->config_.tie_embeddings && name == m->arch().lm_head) ignorable = true;
+      if (!ignorable) unused.push_back(name);
+    }
+    if (!unused.empty()) {
+      log::Warn("model", "'", dir, "': ", unused.size(), " tensor(s) not used by the ", m->config_.model_type,
+                " forward, e.g. '", unused[0], "'");
+    }
+  }
+  return m;
+}
+
+std::unique_ptr<Model> Model::FromTensors(ModelConfig config, const std::map<std::string, at::Tensor>& tensors,
+                                          at::ScalarType dtype, bool check_finite) {
+  std::unique_ptr<Model> m(new Model());
+  m->config_ = std::move(config);
+  m->dtype_ = dtype;
+  m->check_finite_ = check_finite;
+  m->InitFromConfig();
+  Getter get = [&tensors](const std::string& name, bool required) -> at::Tensor {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) {
+      PC_CHECK(!required, "missing tensor '", name, "'");
+      return at::Tensor();
+    }
+    return it->second;
+  };
+  m->LoadTop(get);
+  for (int l = 0; l < m->num_layers(); ++l) m->LoadBlockFrom(l, get);
+  return m;
+}
+
+Block& Model::block(int layer) {
+  PC_ASSERT(layer >= 0 && layer < num_layers(), "layer ", layer);
+  return blocks_[layer];
+}
+const Block& Model::block(int layer) const {
+  PC_ASSERT(layer >= 0 && layer < num_layers(), "layer ", layer);
+  return blocks_[layer];
+}
+
+void Model::LoadBlock(int layer) {
+  Block& b = block(layer);
+  if (b.loaded) return;
+  PC_ASSERT(ckpt_ != nullptr, "LoadBlock needs a checkpoint");
+  LoadBlockFrom(layer, CheckpointGetter());
+}
+
+void Model::UnloadBlock(int layer) {
+  Block& b = block(layer);
+  if (!b.loaded) return;
+  if (ckpt_ != nullptr) {
+    for (const auto& lin : b.linears) {
+      ckpt_->Release(lin.name + ".weight");
+      ckpt_->Release(lin.name + ".bias");
+    }
+  }
+  Block empty;
+  empty.layer = layer;
+  b = std::move(empty);
+}
+
+std::vector<Linear*> Model::Linears(bool include_lm_head) {
+  std::vector<Linear*> out;
+  for (auto& b : blocks_) {
+    for (auto& l : b.linears) out.push_back(&l);
+  }
+  if (include_lm_head) out.push_back(&lm_head_);
+  return out;
+}
+
+int64_t Model::ParameterCount() const {
+  const ModelConfig& c = config_;
+  int64_t n = c.vocab_size * c.embed_dim;
+  if (pos_embed_.defined()) n += pos_embed_.numel();
+  if (project_in_.weight.defined()) n += project_in_.weight.numel() + project_out_.weight.numel();
+  if (final_norm_.weight.defined()) n += final_norm_.weight.numel() * (final_norm_.bias.defined() ? 2 : 1);
+  if (!c.tie_embeddings) n += c.vocab_size * c.embed_dim;
+  const int64_t d = c.hidden, q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
+  int64_t per_block = 0;
+  for (const auto& spec : arch().linears) {
+    switch (spec.role) {
+      case Role::kQ: per_block += q * d; break;
+      case Role::kK: case Role::kV: per_block += kv * d; break;
+      case Role::kQKV: per_block += 3 * q * d; break;
+      case Role::kO: per_block += d * q; break;
+      default: per_block += c.intermediate * d; break;
+    }
+  }
+  per_block += (arch().norm == NormKind::kLayerNorm ? 4 : 2) * d;
+  n += per_block * c.layers;
+  for (const auto& b : blocks_) {  // biases, where loaded
+    for (const auto& l : b.linears) n += l.bias.defined() ? l.bias.numel() : 0;
+  }
+  return n;
+}
+
+// ---- Forward --------------------------------------------------------------------------------
+
+ForwardContext Model::MakeContext(int64_t length, int64_t start, ForwardHooks* hooks, KvCache* cache) const {
+  ForwardContext ctx;
+  ctx.start = cache != nullptr ? cache->length : start;
+  ctx.length = length;
+  ctx.hooks = hooks;
+  ctx.cache = cache;
+  ctx.positions = at::arange(ctx.start, ctx.start + length, at::kLong);
+  if (arch().pos == PosKind::kRope) {
+    at::Tensor freqs = at::outer(ctx.positions.to(at::kFloat), inv_freq_);  // (T, rotary_dim/2)
+    at::Tensor emb = at::cat({freqs, freqs}, -1);                            // (T, rotary_dim)
+    ctx.cos = emb.cos().to(dtype_);
+    ctx.sin = emb.sin().to(dtype_);
+  }
+  return ctx;
+}
+
+KvCache Model::MakeCache(int64_t batch, int64_t capacity) const {
+  KvCache cache;
+  cache.capacity = capacity;
+  for (int l = 0; l < config_.layers; ++l) {
+    cache.k.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(dtype_)));
+    cache.v.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(dtype_)));
+  }
+  return cache;
+}
+
+at::Tensor Model::Observe(SiteKind kind, int layer, int index, at::Tensor x, ForwardContext& ctx) {
+  if (!ctx.Wants(kind)) return x;
+  return ctx.hooks->At(Site{kind, layer, index}, x, at::Tensor());
+}
+
+at::Tensor Model::Update(SiteKind kind, int layer, at::Tensor delta, const at::Tensor& h, ForwardContext& ctx) {
+  if (config_.parallel_scale != 1.0) delta = ScaleParallelPerp(delta, h, config_.parallel_scale, 1.0);
+  if (!ctx.Wants(kind)) return delta;
+  return ctx.hooks->At(Site{kind, layer, -1}, delta, h);
+}
+
+at::Tensor Model::ApplyNorm(const Norm& n, const at::Tensor& x) const {
+  if (arch().norm == NormKind::kLayerNorm) {
+    return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, config_.norm_eps);
+  }
+  // RMSNorm as Hugging Face Llama: in float32, cast back, then scale.
+  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor r = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
+  return n.weight * (xf * r).to(x.scalar_type());
+}
+
+at::Tensor Model::ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx) {
+  if (ctx.Wants(SiteKind::kLinearInput)) ctx.hooks->At(Site{SiteKind::kLinearInput, b.layer, index}, x, at::Tensor());
+  const Linear& l = b.linears[index];
+  at::Tensor y = at::linear(x, l.weight, l.bias);
+  return Observe(SiteKind::kLinearOutput, b.layer, index, y, ctx);
+}
+
+namespace {
+// Rotates the first rotary_dim dims of x (B, H, T, hd) by positions, halves convention.
+at::Tensor ApplyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t rd = cos.size(-1), hd = x.size(-1);
+  at::Tensor xr = rd == hd ? x : x.narrow(-1, 0, rd);
+  at::Tensor x1 = xr.narrow(-1, 0, rd / 2), x2 = xr.narrow(-1, rd / 2, rd / 2);
+  at::Tensor rotated = at::cat({-x2, x1}, -1);
+  at::Tensor out = xr * cos + rotated * sin;
+  return rd == hd ? out : at::cat({out, x.narrow(-1, rd, hd - rd)}, -1);
+}
+
+at::Tensor Activate(Act act, const at::Tensor& x) {
+  switch (act) {
+    case Act::kSilu: return at::silu(x);
+    case Act::kGeluErf: return at::gelu(x);
+    case Act::kGeluTanh: return at::gelu(x, "tanh");
+    case Act::kRelu: return at::relu(x);
+  }
+  return x;
+}
+}  // namespace
+
+at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx) {
+  const ModelConfig& c = config_;
+  Block& b = blocks_[layer];
+  PC_ASSERT(b.loaded, "block ", layer, " is not loaded");
+  const int64_t B = x.size(0), T = x.size(1), H = c.heads, KV = c.kv_heads, hd = c.head_dim;
+  at::Tensor q, k, v;  // (B, T, heads, hd)
+  switch (arch().qkv) {
+    case QkvLayout::kSeparate:
+      q = ApplyLinear(b, b.index_of[int(Role::kQ)], x, ctx).view({B, T, H, hd});
+      k = ApplyLinear(b, b.index_of[int(Role::kK)], x, ctx).view({B, T, KV, hd});
+      v = ApplyLinear(b, b.index_of[int(Role::kV)], x, ctx).view({B, T, KV, hd});
+      break;
+    case QkvLayout::kFusedPerHead: {  // (B, T, H, [q k v] hd)
+      at::Tensor qkv = ApplyLinear(b, b.index_of[int(Role::kQKV)], x, ctx).view({B, T, H, 3 * hd});
+      q = qkv.narrow(-1, 0, hd);
+      k = qkv.narrow(-1, hd, hd);
+      v = qkv.narrow(-1, 2 * hd, hd);
+      break;
+    }
+    case QkvLayout::kFusedBlocks: {  // (B, T, [q; k; v] H*hd)
+      at::Tensor qkv = ApplyLinear(b, b.index_of[int(Role::kQKV)], x, ctx);
+      q = qkv.narrow(-1, 0, H * hd).view({B, T, H, hd});
+      k = qkv.narrow(-1, H * hd, H * hd).view({B, T, H, hd});
+      v = qkv.narrow(-1, 2 * H * hd, H * hd).view({B, T, H, hd});
+      break;
+    }
+  }
+  q = q.transpose(1, 2);  // (B, H, T, hd)
+  k = k.transpose(1, 2);  // (B, KV, T, hd)
+  v = v.transpose(1, 2);
+  if (arch().pos == PosKind::kRope) {
+    q = ApplyRope(q, ctx.cos, ctx.sin);
+    k = ApplyRope(k, ctx.cos, ctx.sin);
+  }
+  const int64_t S = ctx.start + T;
+  if (ctx.cache != nullptr) {
+    PC_CHECK(S <= ctx.cache->capacity, "KV cache of ", ctx.cache->capacity, " positions is full");
+    ctx.cache->k[layer].narrow(2, ctx.start, T).copy_(k);
+    ctx.cache->v[layer].narrow(2, ctx.start, T).copy_(v);
+    k = ctx.cache->k[layer].narrow(2, 0, S);
+    v = ctx.cache->v[layer].narrow(2, 0, S);
+  } else {
+    PC_ASSERT(ctx.start == 0, "a forward without cache starts at position 0");
+  }
+  double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  if (c.model_type == "gpt2") {
+    if (!c.scale_attn_weights) scale = 1.0;
+    if (c.scale_attn_by_layer) scale /= static_cast<double>(layer + 1);
+  }
+  const int64_t g = H / KV;
+  // Query heads grouped by their key/value head: (B, KV, g*T, hd); no copies of k and v.
+  at::Tensor qg = q.reshape({B, KV, g * T, hd});
+  at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).mul_(scale).view({B, KV, g, T, S});
+  int64_t window = c.UsesWindow(layer) ? c.sliding_window : 0;
+  auto mit = ctx.masks.find(window);
+  if (mit == ctx.masks.end()) {
+    at::Tensor qpos = ctx.positions.view({T, 1}), kpos = at::arange(0, S, at::kLong).view({1, S});
+    at::Tensor allowed = kpos <= qpos;
+    if (window > 0) allowed = allowed.logical_and(kpos > qpos - window);
+    at::Tensor mask = at::zeros({T, S}, at::TensorOptions().dtype(scores.scalar_type()));
+    mask.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    mit = ctx.masks.emplace(window, mask).first;
+  }
+  scores.add_(mit->second);
+  at::Tensor probs = scores.scalar_type() == at::kFloat ? at::softmax(scores, -1)
+                                                         : at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+  at::Tensor attn = at::matmul(probs.view({B, KV, g * T, S}), v).view({B, H, T, hd});
+  if (ctx.hooks != nullptr && ctx.hooks->WantsAttention(layer)) {
+    at::Tensor v_heads = v.unsqueeze(2).expand({B, KV, g, S, hd}).reshape({B, H, S, hd});
+    attn = ctx.hooks->AttentionContext(layer, probs.view({B, H, T, S}), v_heads, attn);
+  }
+  at::Tensor out = attn.transpose(1, 2).reshape({B, T, H * hd});
+  return ApplyLinear(b, b.index_of[int(Role::kO)], out, ctx);
+}
+
+at::Tensor Model::Mlp(int layer, const at::Tensor& x, ForwardContext& ctx) {
+  Block& b = blocks_[layer];
+  at::Tensor a;
+  if (arch().mlp == MlpKind::kGated) {
+    at::Tensor gate = ApplyLinear(b, b.index_of[int(Role::kGate)], x, ctx);
+    at::Tensor up = ApplyLinear(b, b.index_of[int(Role::kUp)], x, ctx);
+    a = Activate(config_.act, gate).mul_(up);
+  } else {
+    a = Activate(config_.act, ApplyLinear(b, b.index_of[int(Role::kUp)], x, ctx));
+  }
+  if (b.act_scales.defined()) a = a / b.act_scales;
+  return ApplyLinear(b, b.index_of[int(Role::kDown)], a, ctx);
+}
+
+at::Tensor Model::AttentionUpdate(int layer, const at::Tensor& h, ForwardContext& ctx) {
+  Block& b = blocks_[layer];
+  at::Tensor x = h;
+  if (config_.pre_norm) x = Observe(SiteKind::kNormOutput, layer, 0, ApplyNorm(b.attn_norm, h), ctx);
+  return Update(SiteKind::kAttnUpdate, layer, Attention(layer, x, ctx), h, ctx);
+}
+
+at::Tensor Model::MlpUpdate(int layer, const at::Tensor& h, ForwardContext& ctx) {
+  Block& b = blocks_[layer];
+  at::Tensor x = h;
+  if (config_.pre_norm) x = Observe(SiteKind::kNormOutput, layer, 1, ApplyNorm(b.mlp_norm, h), ctx);
+  return Update(SiteKind::kMlpUpdate, layer, Mlp(layer, x, ctx), h, ctx);
+}
+
+at::Tensor Model::BlockForward(int layer, const at::Tensor& h, ForwardContext& ctx) {
+  Block& b = blocks_[layer];
+  PC_ASSERT(b.loaded, "block ", layer, " is not loaded");
+  at::Tensor out;
+  if (!config_.pre_norm) {  // OPT post-LN: norm after each residual add
+    at::Tensor h1 = Observe(SiteKind::kNormOutput, layer, 0, ApplyNorm(b.attn_norm, h + AttentionUpdate(layer, h, ctx)), ctx);
+    out = Observe(SiteKind::kNormOutput, layer, 1, ApplyNorm(b.mlp_norm, h1 + MlpUpdate(layer, h1, ctx)), ctx);
+  } else if (config_.parallel_residual) {
+    at::Tensor a = AttentionUpdate(layer, h, ctx);
+    at::Tensor m = MlpUpdate(layer, h, ctx);
+    out = h + a + m;
+  } else {
+    at::Tensor h1 = h + AttentionUpdate(layer, h, ctx);
+    out = h1 + MlpUpdate(layer, h1, ctx);
+  }
+  return Observe(SiteKind::kBlockOutput, layer, -1, out, ctx);
+}
+
+at::Tensor Model::Embed(const at::Tensor& tokens, ForwardContext& ctx) {
+  PC_CHECK(tokens.dim() == 2, "forward: tokens must be (batch, length), got ", ShapeString(tokens.sizes()));
+  PC_CHECK(tokens.size(1) == ctx.length, "forward: ", tokens.size(1), " tokens for a context of ", ctx.length);
+  if (tokens.numel() > 0) {
+    int64_t lo = tokens.min().item<int64_t>(), hi = tokens.max().item<int64_t>();
+    PC_CHECK(lo >= 0 && hi < config_.vocab_size, "forward: token id ", lo < 0 ? lo : hi, " is outside the vocabulary of ",
+             config_.vocab_size);
+  }
+  if (arch().pos == PosKind::kLearned) {
+    PC_CHECK(ctx.start + ctx.length <= config_.max_pos, "forward: position ", ctx.start + ctx.length - 1,
+             " is beyond the ", config_.max_pos, " learned positions of this model (use a shorter --seq-len)");
+  }
+  at::Tensor h = at::embedding(embed_, tokens);  // (B, T, embed_dim)
+  if (project_in_.weight.defined()) h = at::linear(h, project_in_.weight);
+  if (arch().pos == PosKind::kLearned) {
+    h = h + pos_embed_.index_select(0, ctx.positions + arch().pos_offset).unsqueeze(0);
+  }
+  return h;
+}
+
+at::Tensor Model::Head(const at::Tensor& h, ForwardContext& ctx) {
+  at::Tensor x = h;
+  if (config_.has_final_norm) x = Observe(SiteKind::kFinalNorm, -1, -1, ApplyNorm(final_norm_, x), ctx);
+  if (project_out_.weight.defined()) x = at::linear(x, project_out_.weight);
+  at::Tensor logits = at::linear(x, lm_head_.weight, lm_head_.bias);
+  if (logits.scalar_type() != at::kFloat) logits = logits.to(at::kFloat);
+  return Observe(SiteKind::kLogits, -1, -1, logits, ctx);
+}
+
+at::Tensor Model::Forward(const at::Tensor& tokens, ForwardContext& ctx) {
+  at::Tensor h = Embed(tokens, ctx);
+  for (int l = 0; l < num_layers(); ++l) h = BlockForward(l, h, ctx);
+  if (ctx.cache != nullptr) ctx.cache->length += ctx.length;
+  return Head(h, ctx);
+}
+
+at::Tensor Model::Forward(const at::Tensor& tokens, ForwardHooks* hooks) {
+  ForwardContext ctx = MakeContext(tokens.size(1), 0, hooks, nullptr);
+  return Forward(tokens, ctx);
+}
+
+// ---- Saving ---------------------------------------------------------------------------------
+
+at::Tensor Model::ToDisk(const at::Tensor& t, bool conv1d, StDType dtype) const {
+  at::Tensor x = conv1d ? t.t() : t;
+  return x.to(ToScalarType(dtype)).contiguous();
+}
+
+void Model::ForEachTensor(const std::function<void(const std::string&, const at::Tensor&, StDType)>& fn) {
+  auto disk = [&](const std::string& name) {
+    auto it = disk_dtype_.find(name);
+    return it == disk_dtype_.end() ? FromScalarType(dtype_) : it->second;
+  };
+  auto visit = [&](const std::string& name, const at::Tensor& t, bool conv1d) {
+    if (t.defined()) fn(name, conv1d ? t.t() : t, disk(name));
+  };
+  const ArchSpec& a = arch();
+  visit(a.embed, embed_, false);
+  if (pos_embed_.defined()) visit(a.pos_embed, pos_embed_, false);
+  if (project_in_.weight.defined()) {
+    visit(a.project_in, project_in_.weight, false);
+    visit(a.project_out, project_out_.weight, false);
+  }
+  for (int l = 0; l < num_layers(); ++l) {
+    bool was_loaded = blocks_[l].loaded;
+    if (!was_loaded) LoadBlock(l);
+    const Block& b = blocks_[l];
+    for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
+      visit(n->name + ".weight", n->weight, false);
+      visit(n->name + ".bias", n->bias, false);
+    }
+    for (const Linear& lin : b.linears) {
+      visit(lin.name + ".weight", lin.weight, a.conv1d);
+      visit(lin.name + ".bias", lin.bias, false);
+    }
+    if (b.act_scales.defined()) visit(b.act_scales_name, b.act_scales, false);
+    if (!was_loaded) UnloadBlock(l);
+  }
+  if (config_.has_final_norm) {
+    visit(final_norm_.name + ".weight", final_norm_.weight, false);
+    visit(final_norm_.name + ".bias", final_norm_.bias, false);
+  }
+  if (!config_.tie_embeddings) {
+    visit(a.lm_head, lm_head_.weight, false);
+    visit(lm_head_.name + ".bias", lm_head_.bias, false);
+  }
+}
+
+nlohmann::json Model::ConfigJson(const SaveOptions& options) const {
+  nlohmann::json j = config_.raw;
+  if (!options.keep_dtype) {
+    j["torch_dtype"] = options.dtype == at::kBFloat16 ? "bfloat16" : options.dtype == at::kHalf ? "float16" : "float32";
+  }
+  if (config_.parallel_scale != 1.0) j["perpcomp_parallel_scale"] = config_.parallel_scale;
+  j["tie_word_embeddings"] = config_.tie_embeddings;
+  return j;
+}
+
+void Model::WriteInto(const std::string& dir, const SaveOptions& options) {
+  fs::WriteFileAtomic(fs::Join(dir, "config.json"), ConfigJson(options).dump(2) + "\n");
+  // Declare (one pass collecting shapes and dtypes), then write (a second pass).
+  std::vector<SafetensorsWriter::Entry> entries;
+  ForEachTensor([&](const std::string& name, const at::Tensor& t, StDType dtype) {
+    entries.push_back({name, options.keep_dtype ? dtype : FromScalarType(options.dtype), t.sizes().vec()});
+  });
+  SafetensorsWriter writer(dir, entries, options.max_shard_bytes);
+  ForEachTensor([&](const std::string& name, const at::Tensor& t, StDType) { writer.Write(name, t); });
+  writer.Finish();
+}
+
+void Model::Save(const std::string& dir, const SaveOptions& options,
+                 const std::function<void(const std::string&)>& extra) {
+  fs::StagedDir staged(dir, options.overwrite);
+  WriteInto(staged.path(), options);
+  if (!source_dir_.empty()) {
+    for (const char* f : {"tokenizer.json", "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json",
+                          "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json"}) {
+      std::string src = fs::Join(source_dir_, f);
+      if (fs::Exists(src)) fs::WriteFileAtomic(fs::Join(staged.path(), f), fs::ReadFile(src));
+    }
+  }
+  if (extra) extra(staged.path());
+  staged.Commit();
+}
+
+// ---- Generation -----------------------------------------------------------------------------
+
+std::vector<int64_t> Generate(Model& model, const std::vector<int64_t>& prompt, const GenerateOptions& options,
+                              const std::function<void(int64_t)>& on_token) {
+  PC_CHECK(!prompt.empty(), "generate: the prompt must hold at least one token (BOS or end-of-text)");
+  PC_CHECK(options.max_new_tokens >= 0, "generate: --max-new-tokens must not be negative");
+  PC_CHECK(options.temperature >= 0, "generate: --temperature must not be negative");
+  PC_CHECK(options.top_p > 0 && options.top_p <= 1, "generate: --top-p must lie in (0, 1]");
+  const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
+  const ModelConfig& c = model.config();
+  if (model.arch().pos == PosKind::kLearned) {
+    PC_CHECK(total <= c.max_pos, "generate: prompt (", prompt.size(), " tokens) + ", options.max_new_tokens,
+             " new tokens exceed the model's ", c.max_pos, " positions");
+  }
+  std::mt19937_64 rng(options.seed);
+  KvCache cache = model.MakeCache(1, total);
+  std::vector<int64_t> out;
+  at::Tensor input = at::tensor(at::ArrayRef<int64_t>(prompt), at::kLong).view({1, -1});
+  for (int step = 0; step < options.max_new_tokens; ++step) {
+    ForwardContext ctx = model.MakeContext(input.size(1), 0, nullptr, &cache);
+    at::Tensor logits = model.Forward(input, ctx).select(1, input.size(1) - 1).squeeze(0);  // (V,)
+    int64_t next;
+    if (options.temperature == 0) {
+      next = logits.argmax().item<int64_t>();
+    } else {
+      at::Tensor probs = at::softmax(logits.to(at::kDouble) / options.temperature, -1);
+      if (options.top_p < 1.0) {
+        auto sorted = probs.sort(/*dim=*/-1, /*descending=*/true);
+        at::Tensor vals = std::get<0>(sorted), idx = std::get<1>(sorted);
+        at::Tensor keep = (vals.cumsum(-1) - vals) < options.top_p;
+        at::Tensor filtered = at::zeros_like(probs);
+        filtered.index_put_({idx.masked_select(keep)}, vals.masked_select(keep));
+        probs = filtered / filtered.sum();
+      }
+      // Inverse CDF with our own uniform draw: reproducible for a seed on any machine.
+      double u = static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
+      const double* p = probs.contiguous().data_ptr<double>();
+      double acc = 0;
+      next = probs.size(0) - 1;
+      for (int64_t i = 0; i < probs.size(0); ++i) {
+        acc += p[i];
+        if (u < acc) {
+          next = i;
+          break;
+        }
+      }
+    }
+    out.push_back(next);
+    if (on_token) on_token(next);
+    if (next == options.stop_id) break;
+    input = at::full({1, 1}, next, at::kLong);
+  }
+  return out;
+}
+
+}  // namespace pc

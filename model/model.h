@@ -1,0 +1,226 @@
+// model/model.h — a decoder-only transformer loaded from a Hugging Face folder, and its
+// forward pass with hooks.
+//
+// Layout convention (stated once): every linear weight is (out, in), row-major, as
+// torch.nn.Linear stores it; GPT-2's Conv1D weights, stored (in, out) on disk, are
+// transposed on load and back on save. Activations are (B, T, features).
+//
+// The forward is written once for every architecture; the ArchSpec's flags choose the
+// norm, positions, q/k/v layout, MLP and residual form. C++ modules have no forward hooks,
+// so the forward calls a ForwardHooks object at named sites: calibration captures linear
+// inputs there, metrics capture outputs, probes replace updates and hidden states.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/safetensors.h"
+
+namespace pc {
+
+struct Linear {
+  std::string name;   // HF module name ("model.layers.3.mlp.down_proj"); weight tensor is name + ".weight"
+  Role role = Role::kQ;
+  at::Tensor weight;  // (out, in)
+  at::Tensor bias;    // (out,) or undefined
+  int64_t in_features() const { return weight.size(1); }
+  int64_t out_features() const { return weight.size(0); }
+};
+
+struct Norm {
+  std::string name;   // HF module name
+  at::Tensor weight;  // (d,)
+  at::Tensor bias;    // (d,) for LayerNorm; undefined for RMSNorm
+};
+
+struct Block {
+  int layer = 0;
+  Norm attn_norm, mlp_norm;
+  std::vector<Linear> linears;  // in the ArchSpec's order
+  at::Tensor act_scales;        // (intermediate,) AWQ scaled activation act(x)/s, or undefined
+  std::string act_scales_name;  // HF tensor name for act_scales
+  bool loaded = false;
+  int8_t index_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // Role -> index in linears, -1 absent
+
+  Linear* Find(Role role);
+  const Linear* Find(Role role) const;
+  Linear& Get(Role role);  // asserts presence
+};
+
+// ---- Hooks ----------------------------------------------------------------------------------
+
+enum class SiteKind : uint8_t {
+  kLinearInput,   // a block linear's input (B, T, in)           observe
+  kLinearOutput,  // a block linear's output (B, T, out)         observe / replace
+  kNormOutput,    // attn (index 0) / mlp (index 1) norm output  observe / replace
+  kAttnUpdate,    // attention update Δ added to the residual    observe / replace (incoming = h)
+  kMlpUpdate,     // MLP update Δ                                observe / replace (incoming = h)
+  kBlockOutput,   // residual stream after the block (B, T, d)   observe / replace
+  kFinalNorm,     // final norm output (B, T, d)                 observe / replace
+  kLogits,        // (B, T, V)                                   observe
+  kCount
+};
+const char* SiteKindName(SiteKind k);
+
+struct Site {
+  SiteKind kind;
+  int layer = -1;  // -1 for model-level sites
+  int index = -1;  // linear index in Block::linears, or norm index (0 attention, 1 MLP)
+};
+
+class ForwardHooks {
+ public:
+  virtual ~ForwardHooks() = default;
+  virtual bool Wants(SiteKind kind) const = 0;
+  // Observe `x` at `site`, or return a replacement of the same shape. `incoming` is the
+  // residual stream entering the sublayer for update sites, undefined elsewhere.
+  virtual at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor& incoming) { return x; }
+  // Attention internals for value-space probes. Called only when WantsAttention(layer):
+  // probs (B, H, T, S), v (B, H, S, head_dim) expanded to query heads, ctx = probs @ v
+  // (B, H, T, head_dim). Return ctx or a replacement.
+  virtual bool WantsAttention(int layer) const { return false; }
+  virtual at::Tensor AttentionContext(int layer, const at::Tensor& probs, const at::Tensor& v,
+                                      const at::Tensor& ctx) {
+    return ctx;
+  }
+};
+
+// Past keys and values for incremental decoding.
+struct KvCache {
+  std::vector<at::Tensor> k, v;  // per layer: (B, kv_heads, capacity, head_dim)
+  int64_t length = 0;            // tokens already in the cache
+  int64_t capacity = 0;
+};
+
+// Per-call state of a forward over T new tokens at positions start .. start+T-1.
+struct ForwardContext {
+  int64_t start = 0;
+  int64_t length = 0;           // T
+  ForwardHooks* hooks = nullptr;
+  KvCache* cache = nullptr;
+  at::Tensor cos, sin;          // (T, rotary_dim) for RoPE
+  at::Tensor positions;         // (T,) int64
+  std::map<int64_t, at::Tensor> masks;  // window (0 = none) -> additive mask (T, S)
+
+  bool Wants(SiteKind k) const { return hooks != nullptr && hooks->Wants(k); }
+};
+
+struct LoadOptions {
+  at::ScalarType dtype = at::kFloat;  // compute dtype
+  bool load_blocks = true;            // false: blocks are loaded by LoadBlock() (compress engine)
+  bool check_finite = true;           // NaN/Inf in a weight is refused
+};
+
+struct SaveOptions {
+  bool overwrite = false;
+  bool keep_dtype = true;                      // on-disk dtype as loaded
+  at::ScalarType dtype = at::kFloat;           // used when !keep_dtype
+  uint64_t max_shard_bytes = kDefaultMaxShardBytes;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> Load(const std::string& dir, const LoadOptions& options = {});
+  // From tensors in HF naming and on-disk layout (converters, trainers, tests).
+  static std::unique_ptr<Model> FromTensors(ModelConfig config, const std::map<std::string, at::Tensor>& tensors,
+                                            at::ScalarType dtype = at::kFloat, bool check_finite = true);
+
+  const ModelConfig& config() const { return config_; }
+  ModelConfig& mutable_config() { return config_; }
+  const ArchSpec& arch() const { return *config_.arch; }
+  const std::string& source_dir() const { return source_dir_; }
+  at::ScalarType dtype() const { return dtype_; }
+  int num_layers() const { return static_cast<int>(blocks_.size()); }
+
+  Block& block(int layer);
+  const Block& block(int layer) const;
+  void LoadBlock(int layer);    // from the checkpoint (no-op when loaded)
+  void UnloadBlock(int layer);  // frees its tensors and the checkpoint pages
+  bool HasCheckpoint() const { return ckpt_ != nullptr; }
+
+  at::Tensor& embed() { return embed_; }            // (vocab, embed_dim)
+  at::Tensor& pos_embed() { return pos_embed_; }    // (positions, hidden) or undefined
+  Norm& final_norm() { return final_norm_; }
+  Linear& lm_head() { return lm_head_; }            // weight may share storage with embed (tied)
+  bool tied() const { return config_.tie_embeddings; }
+  // Every block linear (loaded blocks only) and, last, lm_head.
+  std::vector<Linear*> Linears(bool include_lm_head = true);
+  int64_t ParameterCount() const;
+
+  // ---- forward ----
+  ForwardContext MakeContext(int64_t length, int64_t start = 0, ForwardHooks* hooks = nullptr,
+                             KvCache* cache = nullptr) const;
+  KvCache MakeCache(int64_t batch, int64_t capacity) const;
+  // tokens (B, T) int64 -> logits (B, T, V) float32
+  at::Tensor Forward(const at::Tensor& tokens, ForwardContext& ctx);
+  at::Tensor Forward(const at::Tensor& tokens, ForwardHooks* hooks = nullptr);
+  // The pieces, for callers that run parts (metrics' local errors, the block-wise engine).
+  at::Tensor Embed(const at::Tensor& tokens, ForwardContext& ctx);           // (B, T) -> (B, T, d)
+  at::Tensor BlockForward(int layer, const at::Tensor& h, ForwardContext& ctx);
+  at::Tensor AttentionUpdate(int layer, const at::Tensor& h, ForwardContext& ctx);  // Δ (B, T, d)
+  at::Tensor MlpUpdate(int layer, const at::Tensor& h, ForwardContext& ctx);        // Δ (B, T, d)
+  at::Tensor Head(const at::Tensor& h, ForwardContext& ctx);                 // (B, T, d) -> logits
+
+  // ---- saving ----
+  // Visits every tensor in HF naming and on-disk layout, with its on-disk dtype.
+  void ForEachTensor(const std::function<void(const std::string& name, const at::Tensor& tensor, StDType dtype)>& fn);
+  // Writes config.json, the safetensors and the tokenizer files (copied from the source
+  // folder) into `dir`, staged: a temporary folder renamed into place when complete.
+  // `extra` may write more files into the staged folder before the rename.
+  void Save(const std::string& dir, const SaveOptions& options = {},
+            const std::function<void(const std::string& staged_dir)>& extra = nullptr);
+  // Writes into an existing folder (no staging): config.json + weights.
+  void WriteInto(const std::string& dir, const SaveOptions& options);
+  nlohmann::json ConfigJson(const SaveOptions& options) const;
+
+ private:
+  using Getter = std::function<at::Tensor(const std::string& name, bool required)>;
+  Model() = default;
+  void InitFromConfig();
+  void LoadTop(const Getter& get);
+  void LoadBlockFrom(int layer, const Getter& get);
+  Getter CheckpointGetter() const;
+  at::Tensor Attention(int layer, const at::Tensor& x, ForwardContext& ctx);
+  at::Tensor Mlp(int layer, const at::Tensor& x, ForwardContext& ctx);
+  at::Tensor ApplyNorm(const Norm& n, const at::Tensor& x) const;
+  at::Tensor ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx);
+  at::Tensor Update(SiteKind kind, int layer, at::Tensor delta, const at::Tensor& h, ForwardContext& ctx);
+  at::Tensor Observe(SiteKind kind, int layer, int index, at::Tensor x, ForwardContext& ctx);
+  // Fetches `name` through `get`, checks its shape against `shape` (compute layout) and its
+  // values, records its on-disk dtype, converts to the compute layout and dtype.
+  at::Tensor Fetch(const Getter& get, const std::string& name, std::vector<int64_t> shape, bool required,
+                   bool conv1d);
+  at::Tensor ToDisk(const at::Tensor& t, bool conv1d, StDType dtype) const;
+
+  ModelConfig config_;
+  at::ScalarType dtype_ = at::kFloat;
+  bool check_finite_ = true;
+  std::string source_dir_;
+  std::shared_ptr<Checkpoint> ckpt_;
+  std::map<std::string, StDType> disk_dtype_;  // tensor -> on-disk dtype
+  at::Tensor embed_, pos_embed_;
+  Linear project_in_, project_out_;
+  Norm final_norm_;
+  Linear lm_head_;
+  std::vector<Block> blocks_;
+  at::Tensor inv_freq_;  // (rotary_dim / 2,) float32
+};
+
+// Greedy or sampled generation with a KV cache. Returns the new token ids.
+struct GenerateOptions {
+  int max_new_tokens = 128;
+  double temperature = 1.0;  // 0: greedy
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  int64_t stop_id = -1;      // stop after generating this id (-1: none)
+};
+std::vector<int64_t> Generate(Model& model, const std::vector<int64_t>& prompt, const GenerateOptions& options,
+                              const std::function<void(int64_t)>& on_token = nullptr);
+
+}  // namespace pc

@@ -1,0 +1,393 @@
+#include "model/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/json_util.h"
+#include "core/strings.h"
+
+namespace pc {
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100ULL * 1000 * 1000;  // as the reference implementation
+
+struct DTypeRow {
+  StDType type;
+  const char* name;
+  int size;
+  at::ScalarType scalar;
+};
+constexpr DTypeRow kDTypes[] = {
+    {StDType::kF64, "F64", 8, at::kDouble},  {StDType::kF32, "F32", 4, at::kFloat},
+    {StDType::kF16, "F16", 2, at::kHalf},    {StDType::kBF16, "BF16", 2, at::kBFloat16},
+    {StDType::kI64, "I64", 8, at::kLong},    {StDType::kI32, "I32", 4, at::kInt},
+    {StDType::kI16, "I16", 2, at::kShort},   {StDType::kI8, "I8", 1, at::kChar},
+    {StDType::kU8, "U8", 1, at::kByte},      {StDType::kBool, "BOOL", 1, at::kBool},
+};
+
+const DTypeRow& Row(StDType t) {
+  for (const auto& r : kDTypes) {
+    if (r.type == t) return r;
+  }
+  PC_ASSERT(false, "unknown StDType");
+  return kDTypes[0];
+}
+
+uint64_t ReadLE64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+uint64_t JsonU64(const nlohmann::json& v, const std::string& what) {
+  PC_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0), what,
+           " must be a non-negative integer, got ", v.dump());
+  return v.get<uint64_t>();
+}
+
+}  // namespace
+
+StDType ParseStDType(const std::string& name, const std::string& where) {
+  for (const auto& r : kDTypes) {
+    if (name == r.name) return r.type;
+  }
+  std::string known;
+  for (const auto& r : kDTypes) known += std::string(known.empty() ? "" : ", ") + r.name;
+  PC_THROW(where, ": unknown dtype '", name, "' (supported: ", known, ")");
+}
+const char* StDTypeName(StDType t) { return Row(t).name; }
+int StDTypeSize(StDType t) { return Row(t).size; }
+at::ScalarType ToScalarType(StDType t) { return Row(t).scalar; }
+StDType FromScalarType(at::ScalarType t) {
+  for (const auto& r : kDTypes) {
+    if (r.scalar == t) return r.type;
+  }
+  PC_THROW("safetensors: dtype ", c10::toString(t), " cannot be stored");
+}
+
+std::vector<StTensorInfo> ParseSafetensorsHeader(const std::string& header_json, uint64_t data_size,
+                                                 const std::string& where,
+                                                 std::map<std::string, std::string>* metadata) {
+  nlohmann::json header = ParseJson(header_json, where + " (header)");
+  PC_CHECK(header.is_object(), where, ": header is ", header.type_name(), ", expected a JSON object");
+  std::vector<StTensorInfo> tensors;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    if (name == "__metadata__") {
+      PC_CHECK(it->is_object(), where, ": __metadata__ must be an object of strings");
+      for (auto m = it->begin(); m != it->end(); ++m) {
+        PC_CHECK(m->is_string(), where, ": __metadata__ value '", m.key(), "' must be a string");
+        if (metadata != nullptr) (*metadata)[m.key()] = m->get<std::string>();
+      }
+      continue;
+    }
+    std::string what = Str(where, ": tensor '", name, "'");
+    PC_CHECK(it->is_object(), what, " must be an object with dtype, shape, data_offsets");
+    StTensorInfo info;
+    info.name = name;
+    info.dtype = ParseStDType(JsonString(*it, "dtype", what), what);
+    const auto& shape = JsonAt(*it, "shape", what);
+    PC_CHECK(shape.is_array(), what, ": shape must be an array");
+    PC_CHECK(shape.size() <= 8, what, ": shape has ", shape.size(), " dimensions (at most 8 supported)");
+    uint64_t numel = 1;
+    for (const auto& d : shape) {
+      uint64_t dim = JsonU64(d, what + " shape entry");
+      PC_CHECK(dim <= static_cast<uint64_t>(INT64_MAX), what, ": shape entry ", dim, " is too large");
+      PC_CHECK(!__builtin_mul_overflow(numel, dim, &numel), what, ": shape ", shape.dump(),
+               " overflows (product of dimensions exceeds 2^64)");
+      info.shape.push_back(static_cast<int64_t>(dim));
+    }
+    const auto& offsets = JsonAt(*it, "data_offsets", what);
+    PC_CHECK(offsets.is_array() && offsets.size() == 2, what, ": data_offsets must be [begin, end]");
+    info.begin = JsonU64(offsets[0], what + " data_offsets[0]");
+    info.end = JsonU64(offsets[1], what + " data_offsets[1]");
+    PC_CHECK(info.begin <= info.end, what, ": data_offsets [", info.begin, ", ", info.end, "] are reversed");
+    PC_CHECK(info.end <= data_size, what, ": data_offsets [", info.begin, ", ", info.end,
+             "] reach beyond the data buffer of ", data_size, " bytes (truncated file?)");
+    uint64_t bytes = 0;
+    PC_CHECK(!__builtin_mul_overflow(numel, static_cast<uint64_t>(StDTypeSize(info.dtype)), &bytes), what,
+             ": shape ", shape.dump(), " overflows its byte size");
+    PC_CHECK(info.end - info.begin == bytes, what, ": ", info.end - info.begin, " bytes in data_offsets but shape ",
+             shape.dump(), " of ", StDTypeName(info.dtype), " needs ", bytes);
+    tensors.push_back(std::move(info));
+  }
+  // No two tensors may share bytes (aliasing or overlap).
+  std::vector<const StTensorInfo*> order;
+  for (const auto& t : tensors) {
+    if (t.end > t.begin) order.push_back(&t);
+  }
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    PC_CHECK(order[i - 1]->end <= order[i]->begin, where, ": tensors '", order[i - 1]->name, "' [",
+             order[i - 1]->begin, ", ", order[i - 1]->end, ") and '", order[i]->name, "' [", order[i]->begin, ", ",
+             order[i]->end, ") overlap");
+  }
+  return tensors;
+}
+
+std::unique_ptr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
+  std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
+  f->path_ = path;
+  f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  PC_CHECK(f->fd_ >= 0, "cannot open '", path, "': ", std::strerror(errno));
+  struct stat st;
+  PC_CHECK(::fstat(f->fd_, &st) == 0, "cannot stat '", path, "': ", std::strerror(errno));
+  PC_CHECK(S_ISREG(st.st_mode), "'", path, "' is not a regular file");
+  f->file_size_ = static_cast<uint64_t>(st.st_size);
+  PC_CHECK(f->file_size_ >= 8, "'", path, "': file of ", f->file_size_,
+           " bytes is too short for a safetensors header (expected at least 8 bytes)");
+  void* map = ::mmap(nullptr, f->file_size_, PROT_READ, MAP_PRIVATE, f->fd_, 0);
+  PC_CHECK(map != MAP_FAILED, "cannot map '", path, "': ", std::strerror(errno));
+  f->map_ = static_cast<uint8_t*>(map);
+  uint64_t n = ReadLE64(f->map_);
+  PC_CHECK(n <= f->file_size_ - 8, "'", path, "': header length ", n, " is beyond the file size ", f->file_size_,
+           " (truncated or not a safetensors file)");
+  PC_CHECK(n <= kMaxHeaderBytes, "'", path, "': header length ", n, " exceeds the limit of ", kMaxHeaderBytes);
+  PC_CHECK(n >= 2, "'", path, "': header length ", n, " is too small for a JSON object");
+  f->data_offset_ = 8 + n;
+  f->data_size_ = f->file_size_ - f->data_offset_;
+  std::string header(reinterpret_cast<const char*>(f->map_ + 8), n);
+  f->tensors_ = ParseSafetensorsHeader(header, f->data_size_, path, &f->metadata_);
+  for (size_t i = 0; i < f->tensors_.size(); ++i) f->index_[f->tensors_[i].name] = i;
+  return f;
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_ != nullptr) ::munmap(map_, file_size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const StTensorInfo* SafetensorsFile::Find(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+at::Tensor SafetensorsFile::Load(const StTensorInfo& info) const {
+  at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(ToScalarType(info.dtype)));
+  if (info.end > info.begin) std::memcpy(t.data_ptr(), map_ + data_offset_ + info.begin, info.end - info.begin);
+  return t;
+}
+
+void SafetensorsFile::Release(const StTensorInfo& info) const {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t begin = data_offset_ + info.begin, end = data_offset_ + info.end;
+  begin = (begin + page - 1) / page * page;  // whole pages inside the tensor only
+  end = end / page * page;
+  if (end > begin) ::madvise(map_ + begin, end - begin, MADV_DONTNEED);
+}
+
+std::shared_ptr<Checkpoint> Checkpoint::Open(const std::string& dir) {
+  PC_CHECK(fs::Exists(dir), "model folder '", dir, "' does not exist");
+  PC_CHECK(fs::IsDirectory(dir), "'", dir, "' is not a folder (expected a Hugging Face model folder)");
+  auto ck = std::make_shared<Checkpoint>();
+  ck->dir_ = dir;
+  std::string index_path = fs::Join(dir, "model.safetensors.index.json");
+  std::string single = fs::Join(dir, "model.safetensors");
+  std::vector<std::string> files;
+  std::map<std::string, std::string> expected;  // tensor -> shard file, from the index
+  if (fs::Exists(index_path)) {
+    nlohmann::json index = LoadJsonFile(index_path);
+    const auto& map = JsonAt(index, "weight_map", index_path);
+    PC_CHECK(map.is_object(), index_path, ": weight_map must be an object {tensor: file}");
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      PC_CHECK(it->is_string(), index_path, ": weight_map['", it.key(), "'] must be a file name");
+      std::string file = it->get<std::string>();
+      PC_CHECK(!file.empty() && file[0] != '/' && fs::IsInside(dir, fs::Join(dir, file)), index_path,
+               ": shard '", file, "' of tensor '", it.key(), "' lies outside the model folder");
+      PC_CHECK(fs::Exists(fs::Join(dir, file)), index_path, ": shard '", file, "' of tensor '", it.key(),
+               "' does not exist");
+      if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+      expected[it.key()] = file;
+    }
+    PC_CHECK(!files.empty(), index_path, ": weight_map is empty");
+  } else if (fs::Exists(single)) {
+    files.push_back("model.safetensors");
+  } else {
+    std::string hint = fs::Exists(fs::Join(dir, "pytorch_model.bin"))
+                           ? " (pytorch_model.bin is not supported: save the model with safe_serialization=True)"
+                           : "";
+    PC_THROW("'", dir, "' holds neither model.safetensors nor model.safetensors.index.json", hint);
+  }
+  for (const auto& file : files) {
+    ck->files_.push_back(SafetensorsFile::Open(fs::Join(dir, file)));
+    size_t idx = ck->files_.size() - 1;
+    for (const auto& info : ck->files_.back()->tensors()) {
+      PC_CHECK(!ck->where_.count(info.name), "'", dir, "': tensor '", info.name, "' appears in two shards");
+      ck->where_[info.name] = {idx, &info};
+    }
+  }
+  for (const auto& [name, file] : expected) {
+    auto it = ck->where_.find(name);
+    PC_CHECK(it != ck->where_.end(), index_path, ": tensor '", name, "' is listed for shard '", file,
+             "' but that shard does not hold it");
+  }
+  return ck;
+}
+
+const StTensorInfo& Checkpoint::Info(const std::string& name) const {
+  auto it = where_.find(name);
+  PC_CHECK(it != where_.end(), "'", dir_, "': missing tensor '", name, "'");
+  return *it->second.second;
+}
+
+at::Tensor Checkpoint::LoadRaw(const std::string& name) const {
+  auto it = where_.find(name);
+  PC_CHECK(it != where_.end(), "'", dir_, "': missing tensor '", name, "'");
+  return files_[it->second.first]->Load(*it->second.second);
+}
+
+at::Tensor Checkpoint::Load(const std::string& name, at::ScalarType dtype) const {
+  at::Tensor raw = LoadRaw(name);
+  return raw.scalar_type() == dtype ? raw : raw.to(dtype);
+}
+
+void Checkpoint::Release(const std::string& name) const {
+  auto it = where_.find(name);
+  if (it != where_.end()) files_[it->second.first]->Release(*it->second.second);
+}
+
+std::vector<std::string> Checkpoint::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, w] : where_) names.push_back(name);
+  return names;
+}
+
+uint64_t Checkpoint::TotalBytes() const {
+  uint64_t total = 0;
+  for (const auto& [name, w] : where_) total += w.second->end - w.second->begin;
+  return total;
+}
+
+std::vector<std::string> Checkpoint::Files() const {
+  std::vector<std::string> out;
+  for (const auto& f : files_) out.push_back(f->path());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+SafetensorsWriter::SafetensorsWriter(std::string dir, std::vector<Entry> entries, uint64_t max_shard_bytes,
+                                     std::map<std::string, std::string> metadata)
+    : dir_(std::move(dir)) {
+  PC_CHECK(max_shard_bytes > 0, "safetensors writer: shard size must be positive");
+  // Assign tensors to shards in declaration order.
+  std::vector<std::vector<size_t>> shard_members(1);
+  uint64_t shard_bytes = 0;
+  for (auto& e : entries) {
+    uint64_t numel = 1;
+    for (int64_t d : e.shape) numel *= static_cast<uint64_t>(d);
+    uint64_t bytes = numel * StDTypeSize(e.dtype);
+    PC_CHECK(!index_.count(e.name), "safetensors writer: tensor '", e.name, "' declared twice");
+    if (shard_bytes > 0 && shard_bytes + bytes > max_shard_bytes) {
+      shard_members.emplace_back();
+      shard_bytes = 0;
+    }
+    Slot slot;
+    slot.entry = std::move(e);
+    slot.shard = shard_members.size() - 1;
+    slot.begin = shard_bytes;
+    slot.end = shard_bytes + bytes;
+    shard_bytes += bytes;
+    index_[slot.entry.name] = slots_.size();
+    shard_members.back().push_back(slots_.size());
+    slots_.push_back(std::move(slot));
+  }
+  const size_t n = shard_members.size();
+  for (size_t s = 0; s < n; ++s) {
+    Shard shard;
+    if (n == 1) {
+      shard.file = "model.safetensors";
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "model-%05zu-of-%05zu.safetensors", s + 1, n);
+      shard.file = buf;
+    }
+    nlohmann::json header = nlohmann::json::object();
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+    for (size_t i : shard_members[s]) {
+      const Slot& slot = slots_[i];
+      header[slot.entry.name] = {{"dtype", StDTypeName(slot.entry.dtype)},
+                                 {"shape", slot.entry.shape},
+                                 {"data_offsets", {slot.begin, slot.end}}};
+    }
+    std::string text = header.dump();
+    while ((8 + text.size()) % 8 != 0) text.push_back(' ');
+    std::string path = fs::Join(dir_, shard.file);
+    shard.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    PC_CHECK(shard.fd >= 0, "cannot write '", path, "': ", std::strerror(errno));
+    uint8_t len[8];
+    uint64_t hl = text.size();
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(hl >> (8 * i));
+    std::string head(reinterpret_cast<char*>(len), 8);
+    head += text;
+    PC_CHECK(::pwrite(shard.fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()), "cannot write '",
+             path, "': ", std::strerror(errno));
+    shard.data_offset = head.size();
+    shards_.push_back(shard);
+  }
+}
+
+SafetensorsWriter::~SafetensorsWriter() {
+  for (auto& s : shards_) {
+    if (s.fd >= 0) ::close(s.fd);
+  }
+}
+
+void SafetensorsWriter::Write(const std::string& name, const at::Tensor& t) {
+  auto it = index_.find(name);
+  PC_ASSERT(it != index_.end(), "tensor '", name, "' was not declared");
+  Slot& slot = slots_[it->second];
+  PC_ASSERT(!slot.written, "tensor '", name, "' written twice");
+  PC_ASSERT(t.sizes().vec() == slot.entry.shape, "tensor '", name, "' shape differs from its declaration");
+  at::Tensor c = t.to(at::kCPU).to(ToScalarType(slot.entry.dtype)).contiguous();
+  const Shard& shard = shards_[slot.shard];
+  const char* p = static_cast<const char*>(c.data_ptr());
+  uint64_t remaining = slot.end - slot.begin, off = shard.data_offset + slot.begin;
+  while (remaining > 0) {
+    ssize_t w = ::pwrite(shard.fd, p, remaining, static_cast<off_t>(off));
+    PC_CHECK(w > 0, "cannot write tensor '", name, "' to '", fs::Join(dir_, shard.file), "': ", std::strerror(errno));
+    p += w;
+    off += static_cast<uint64_t>(w);
+    remaining -= static_cast<uint64_t>(w);
+  }
+  slot.written = true;
+}
+
+void SafetensorsWriter::Finish() {
+  PC_ASSERT(!finished_);
+  for (const auto& slot : slots_) PC_ASSERT(slot.written, "tensor '", slot.entry.name, "' was never written");
+  uint64_t total = 0;
+  for (auto& s : shards_) {
+    PC_CHECK(::fsync(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
+    PC_CHECK(::close(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
+    s.fd = -1;
+  }
+  if (shards_.size() > 1) {
+    nlohmann::json map = nlohmann::json::object();
+    for (const auto& slot : slots_) {
+      map[slot.entry.name] = shards_[slot.shard].file;
+      total += slot.end - slot.begin;
+    }
+    nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", map}};
+    fs::WriteFileAtomic(fs::Join(dir_, "model.safetensors.index.json"), index.dump(2) + "\n");
+  }
+  finished_ = true;
+}
+
+std::vector<std::string> SafetensorsWriter::files() const {
+  std::vector<std::string> out;
+  for (const auto& s : shards_) out.push_back(s.file);
+  return out;
+}
+
+}  // namespace pc

@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "core/fs.h"
+#include "core/tensor_util.h"
+#include "model/llama2c.h"
+#include "model/model.h"
+#include "tests/model/model_test_util.h"
+#include "tests/test_support.h"
+
+using Catch::Matchers::Contains;
+
+namespace {
+// Logit agreement budget against the eager python reference (float32 both sides).
+constexpr double kMaxRelLogitDiff = 1e-4;
+// KV-cache decoding against the full forward.
+constexpr double kMaxRelCacheDiff = 1e-5;
+
+void CheckParity(const std::string& dir, int64_t windows = 3, int64_t length = 24, bool trivial_ok = false) {
+  auto model = pc::Model::Load(dir);
+  at::Tensor tokens = pc::test::RandomTokens(windows, length, model->config().vocab_size, 7);
+  at::Tensor ours = model->Forward(tokens);
+  at::Tensor ref = pc::test::ReferenceLogits("logits", dir, tokens);
+  REQUIRE(ours.sizes() == ref.sizes());
+  double rel = pc::MaxRelDiff(ours, ref);
+  INFO(dir << ": max relative logit difference " << rel << ", logit range " << (ref.max() - ref.min()).item<float>());
+  CHECK(rel < kMaxRelLogitDiff);
+  // Non-trivial model: the logits are far from uniform (the published tiny-random-gpt2 is not).
+  if (!trivial_ok) CHECK((at::amax(ref, -1) - at::amin(ref, -1)).mean().item<float>() > 3.0f);
+}
+
+double CacheVsFull(pc::Model& model, int64_t length, int64_t prefix) {
+  at::Tensor tokens = pc::test::RandomTokens(1, length, model.config().vocab_size, 3);
+  at::Tensor full = model.Forward(tokens);
+  pc::KvCache cache = model.MakeCache(1, length);
+  std::vector<at::Tensor> parts;
+  pc::ForwardContext c0 = model.MakeContext(prefix, 0, nullptr, &cache);
+  parts.push_back(model.Forward(tokens.narrow(1, 0, prefix), c0));
+  for (int64_t i = prefix; i < length; ++i) {
+    pc::ForwardContext ci = model.MakeContext(1, 0, nullptr, &cache);
+    parts.push_back(model.Forward(tokens.narrow(1, i, 1), ci));
+  }
+  return pc::MaxRelDiff(at::cat(parts, 1), full);
+}
+}  // namespace
+
+TEST_CASE("reference parity: every architecture on seeded random models", "[model][parity]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  auto [arch, variant] = GENERATE(table<std::string, std::string>({
+      {"llama", ""}, {"llama", "tied"}, {"mistral", ""}, {"qwen2", ""}, {"qwen2", "window"},
+      {"gpt2", ""}, {"gpt2", "layer_scale"}, {"gpt_neox", ""}, {"gpt_neox", "sequential"},
+      {"opt", ""}, {"opt", "post_ln"}}));
+  DYNAMIC_SECTION(arch << " " << variant) {
+    std::string dir = pc::test::MakeReferenceModel(arch, variant.empty() ? "" : "--variant " + variant);
+    CheckParity(dir);
+  }
+}
+
+TEST_CASE("reference parity: bf16 checkpoints computed in f32", "[model][parity]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  std::string dir = pc::test::MakeReferenceModel("gpt_neox", "--dtype bf16");
+  CheckParity(dir);
+}
+
+TEST_CASE("reference parity: tiny-random-gpt2 as published", "[model][parity][shared]") {
+  PC_REQUIRE_SHARED();
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  CheckParity(pc::test::SharedPath("models/tiny-random-gpt2"), 3, 40, /*trivial_ok=*/true);
+}
+
+TEST_CASE("stories260K: converted model equals llama2.c's own math", "[model][parity][shared]") {
+  PC_REQUIRE_SHARED();
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  std::string bin = pc::test::SharedPath("models/stories260K/stories260K.bin");
+  auto model = pc::ConvertLlama2c(bin);
+  at::Tensor tokens = pc::test::RandomTokens(2, 64, 512, 11);
+  at::Tensor ours = model->Forward(tokens);
+  at::Tensor ref = pc::test::ReferenceLogits("llama2c-logits", bin, tokens);
+  double rel = pc::MaxRelDiff(ours, ref);
+  INFO("max relative difference to llama2.c math " << rel);
+  CHECK(rel < kMaxRelLogitDiff);
+  // And the saved Hugging Face folder agrees with the HF-semantics reference.
+  std::string dir = pc::test::TempDir("stories") + "/hf";
+  model->Save(dir);
+  CheckParity(dir, 2, 64);
+}
+
+TEST_CASE("KV cache decoding equals the full forward", "[model]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  for (std::string arch : {"llama", "gpt2", "gpt_neox", "opt", "mistral"}) {
+    auto model = pc::Model::Load(pc::test::MakeReferenceModel(arch));
+    double rel = CacheVsFull(*model, 20, 5);
+    INFO(arch << ": cache vs full " << rel);
+    CHECK(rel < kMaxRelCacheDiff);
+  }
+}
+
+TEST_CASE("save and reload give bitwise-identical logits", "[model]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  for (std::string arch : {"gpt_neox", "opt", "llama", "gpt2"}) {
+    std::string src = pc::test::MakeReferenceModel(arch);
+    auto model = pc::Model::Load(src);
+    std::string out = pc::test::TempDir("save") + "/m";
+    pc::SaveOptions opts;
+    opts.max_shard_bytes = arch == "opt" ? 40000 : pc::kDefaultMaxShardBytes;  // OPT: sharded
+    model->Save(out, opts);
+    if (arch == "opt") CHECK(pc::fs::Exists(out + "/model.safetensors.index.json"));
+    auto again = pc::Model::Load(out);
+    at::Tensor tokens = pc::test::RandomTokens(2, 16, model->config().vocab_size, 5);
+    INFO(arch);
+    CHECK(model->Forward(tokens).equal(again->Forward(tokens)));
+    // The reference loads the saved folder too.
+    CHECK(pc::MaxRelDiff(again->Forward(tokens), pc::test::ReferenceLogits("logits", out, tokens)) < kMaxRelLogitDiff);
+  }
+}
