@@ -523,49 +523,124 @@ at::Tensor Model::Forward(const at::Tensor& tokens, ForwardHooks* hooks) {
 
 // ---- Saving ---------------------------------------------------------------------------------
 
-at::Tensor Model::ToDisk(const at::Tensor& t, bool conv1d, StDType dtype) const {
-  at::Tensor x = conv1d ? t.t() : t;
-  return x.to(ToScalarType(dtype)).contiguous();
+
+StDType Model::DiskDType(const std::string& name) const {
+  auto it = disk_dtype_.find(name);
+  if (it != disk_dtype_.end()) return it->second;
+  if (ckpt_ != nullptr && ckpt_->Has(name)) return ckpt_->Info(name).dtype;
+  // A tensor a method added (AWQ activation scales): the embedding's dtype.
+  auto emb = disk_dtype_.find(arch().embed);
+  return emb != disk_dtype_.end() ? emb->second : FromScalarType(dtype_);
 }
 
-void Model::ForEachTensor(const std::function<void(const std::string&, const at::Tensor&, StDType)>& fn) {
-  auto disk = [&](const std::string& name) {
-    auto it = disk_dtype_.find(name);
-    return it == disk_dtype_.end() ? FromScalarType(dtype_) : it->second;
-  };
-  auto visit = [&](const std::string& name, const at::Tensor& t, bool conv1d) {
-    if (t.defined()) fn(name, conv1d ? t.t() : t, disk(name));
+void Model::ForEachTopTensor(const TensorVisitor& fn) {
+  auto visit = [&](const std::string& name, const at::Tensor& t) {
+    if (t.defined()) fn(name, t, DiskDType(name));
   };
   const ArchSpec& a = arch();
-  visit(a.embed, embed_, false);
-  if (pos_embed_.defined()) visit(a.pos_embed, pos_embed_, false);
+  visit(a.embed, embed_);
+  visit(a.pos_embed, pos_embed_);
   if (project_in_.weight.defined()) {
-    visit(a.project_in, project_in_.weight, false);
-    visit(a.project_out, project_out_.weight, false);
+    visit(a.project_in, project_in_.weight);
+    visit(a.project_out, project_out_.weight);
   }
+  if (config_.has_final_norm) {
+    visit(final_norm_.name + ".weight", final_norm_.weight);
+    visit(final_norm_.name + ".bias", final_norm_.bias);
+  }
+  if (!config_.tie_embeddings) {
+    visit(a.lm_head, lm_head_.weight);
+    visit(lm_head_.name + ".bias", lm_head_.bias);
+  }
+}
+
+void Model::ForEachBlockTensor(int layer, const TensorVisitor& fn) {
+  const Block& b = block(layer);
+  PC_ASSERT(b.loaded, "block ", layer, " is not loaded");
+  auto visit = [&](const std::string& name, const at::Tensor& t, bool conv1d) {
+    if (t.defined()) fn(name, conv1d ? t.t() : t, DiskDType(name));
+  };
+  for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
+    visit(n->name + ".weight", n->weight, false);
+    visit(n->name + ".bias", n->bias, false);
+  }
+  for (const Linear& lin : b.linears) {
+    visit(lin.name + ".weight", lin.weight, arch().conv1d);
+    visit(lin.name + ".bias", lin.bias, false);
+  }
+  if (b.act_scales.defined()) visit(b.act_scales_name, b.act_scales, false);
+}
+
+void Model::ForEachTensor(const TensorVisitor& fn) {
+  ForEachTopTensor(fn);
   for (int l = 0; l < num_layers(); ++l) {
     bool was_loaded = blocks_[l].loaded;
     if (!was_loaded) LoadBlock(l);
-    const Block& b = blocks_[l];
-    for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
-      visit(n->name + ".weight", n->weight, false);
-      visit(n->name + ".bias", n->bias, false);
-    }
-    for (const Linear& lin : b.linears) {
-      visit(lin.name + ".weight", lin.weight, a.conv1d);
-      visit(lin.name + ".bias", lin.bias, false);
-    }
-    if (b.act_scales.defined()) visit(b.act_scales_name, b.act_scales, false);
+    ForEachBlockTensor(l, fn);
     if (!was_loaded) UnloadBlock(l);
   }
+}
+
+std::vector<SafetensorsWriter::Entry> Model::TensorEntries(const SaveOptions& options, bool act_scales) const {
+  std::vector<SafetensorsWriter::Entry> out;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    out.push_back({name, options.keep_dtype ? DiskDType(name) : FromScalarType(options.dtype), std::move(shape)});
+  };
+  auto add_tensor = [&](const std::string& name, const at::Tensor& t, bool conv1d) {
+    if (!t.defined()) return;
+    std::vector<int64_t> shape = t.sizes().vec();
+    if (conv1d && shape.size() == 2) std::swap(shape[0], shape[1]);
+    add(name, shape);
+  };
+  const ArchSpec& a = arch();
+  add_tensor(a.embed, embed_, false);
+  if (pos_embed_.defined()) add_tensor(a.pos_embed, pos_embed_, false);
+  if (project_in_.weight.defined()) {
+    add_tensor(a.project_in, project_in_.weight, false);
+    add_tensor(a.project_out, project_out_.weight, false);
+  }
   if (config_.has_final_norm) {
-    visit(final_norm_.name + ".weight", final_norm_.weight, false);
-    visit(final_norm_.name + ".bias", final_norm_.bias, false);
+    add_tensor(final_norm_.name + ".weight", final_norm_.weight, false);
+    add_tensor(final_norm_.name + ".bias", final_norm_.bias, false);
   }
   if (!config_.tie_embeddings) {
-    visit(a.lm_head, lm_head_.weight, false);
-    visit(lm_head_.name + ".bias", lm_head_.bias, false);
+    add_tensor(a.lm_head, lm_head_.weight, false);
+    add_tensor(lm_head_.name + ".bias", lm_head_.bias, false);
   }
+  for (int l = 0; l < num_layers(); ++l) {
+    const Block& b = blocks_[l];
+    if (b.loaded) {
+      for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
+        add_tensor(n->name + ".weight", n->weight, false);
+        add_tensor(n->name + ".bias", n->bias, false);
+      }
+      for (const Linear& lin : b.linears) {
+        add_tensor(lin.name + ".weight", lin.weight, a.conv1d);
+        add_tensor(lin.name + ".bias", lin.bias, false);
+      }
+      if (b.act_scales.defined()) add_tensor(b.act_scales_name, b.act_scales, false);
+      else if (act_scales && *a.act_scales) add(ExpandName(a.act_scales, l), {config_.intermediate});
+      continue;
+    }
+    PC_ASSERT(ckpt_ != nullptr, "block ", l, " is neither loaded nor in a checkpoint");
+    auto from_ckpt = [&](const std::string& name) {
+      if (ckpt_->Has(name)) add(name, ckpt_->Info(name).shape);
+    };
+    from_ckpt(ExpandName(a.attn_norm, l) + ".weight");
+    from_ckpt(ExpandName(a.attn_norm, l) + ".bias");
+    from_ckpt(ExpandName(a.mlp_norm, l) + ".weight");
+    from_ckpt(ExpandName(a.mlp_norm, l) + ".bias");
+    for (const LinearSpec& spec : a.linears) {
+      from_ckpt(ExpandName(spec.name, l) + ".weight");
+      if (spec.bias != BiasRule::kNone) from_ckpt(ExpandName(spec.name, l) + ".bias");
+    }
+    if (*a.act_scales) {
+      std::string name = ExpandName(a.act_scales, l);
+      if (ckpt_->Has(name)) from_ckpt(name);
+      else if (act_scales) add(name, {config_.intermediate});
+    }
+  }
+  return out;
 }
 
 nlohmann::json Model::ConfigJson(const SaveOptions& options) const {
@@ -580,12 +655,7 @@ nlohmann::json Model::ConfigJson(const SaveOptions& options) const {
 
 void Model::WriteInto(const std::string& dir, const SaveOptions& options) {
   fs::WriteFileAtomic(fs::Join(dir, "config.json"), ConfigJson(options).dump(2) + "\n");
-  // Declare (one pass collecting shapes and dtypes), then write (a second pass).
-  std::vector<SafetensorsWriter::Entry> entries;
-  ForEachTensor([&](const std::string& name, const at::Tensor& t, StDType dtype) {
-    entries.push_back({name, options.keep_dtype ? dtype : FromScalarType(options.dtype), t.sizes().vec()});
-  });
-  SafetensorsWriter writer(dir, entries, options.max_shard_bytes);
+  SafetensorsWriter writer(dir, TensorEntries(options), options.max_shard_bytes);
   ForEachTensor([&](const std::string& name, const at::Tensor& t, StDType) { writer.Write(name, t); });
   writer.Finish();
 }

@@ -168,8 +168,16 @@ class Model {
   at::Tensor Head(const at::Tensor& h, ForwardContext& ctx);                 // (B, T, d) -> logits
 
   // ---- saving ----
-  // Visits every tensor in HF naming and on-disk layout, with its on-disk dtype.
-  void ForEachTensor(const std::function<void(const std::string& name, const at::Tensor& tensor, StDType dtype)>& fn);
+  using TensorVisitor = std::function<void(const std::string& name, const at::Tensor& tensor, StDType dtype)>;
+  // Visits every tensor in HF naming and on-disk layout, with its on-disk dtype (blocks that
+  // are not loaded are loaded for the visit and unloaded after).
+  void ForEachTensor(const TensorVisitor& fn);
+  void ForEachTopTensor(const TensorVisitor& fn);             // embeddings, norms, head
+  void ForEachBlockTensor(int layer, const TensorVisitor& fn);  // one loaded block
+  // Declarations of every tensor for a streaming writer, from the checkpoint headers and the
+  // loaded blocks, without loading anything. `act_scales`: declare every block's AWQ activation
+  // scales (a method will add them).
+  std::vector<SafetensorsWriter::Entry> TensorEntries(const SaveOptions& options, bool act_scales = false) const;
   // Writes config.json, the safetensors and the tokenizer files (copied from the source
   // folder) into `dir`, staged: a temporary folder renamed into place when complete.
   // `extra` may write more files into the staged folder before the rename.
@@ -196,7 +204,7 @@ class Model {
   // values, records its on-disk dtype, converts to the compute layout and dtype.
   at::Tensor Fetch(const Getter& get, const std::string& name, std::vector<int64_t> shape, bool required,
                    bool conv1d);
-  at::Tensor ToDisk(const at::Tensor& t, bool conv1d, StDType dtype) const;
+  StDType DiskDType(const std::string& name) const;
 
   ModelConfig config_;
   at::ScalarType dtype_ = at::kFloat;

@@ -1,0 +1,54 @@
+// calibration/calib_set.h — calibration token windows, with the record of exactly which were used.
+//
+// Conventions (CONVENTIONS.md "Calibration"; ANCHORS.md §1 and §3):
+//   kAwq     llm-awq: documents (JSON lines, or the lines of a plain text file) shuffled with
+//            the seed, each encoded with the tokenizer's special prefix; documents longer than
+//            L tokens (and empty ones) skipped; the first `samples` kept, concatenated and cut
+//            into L-token blocks (so fewer than `samples` blocks).
+//   kRandom  Wanda/GPTQ: `samples` times, a random document with more than L tokens, then a
+//            random L-token window of it (a plain text file is one document).
+//   self:N   N windows of L tokens sampled from the model itself at temperature 1, starting
+//            from BOS (or end-of-text) and restarting after an end token.
+// All randomness is std::mt19937_64 with our own integer draws (reproducible on any machine).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <random>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/model.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace pc {
+
+enum class Windowing { kAwq, kRandom };
+const char* WindowingName(Windowing w);
+Windowing ParseWindowing(const std::string& name, const std::string& what);
+
+struct CalibSpec {
+  std::string source;        // a text file (plain or *.jsonl), or "self:N"
+  int64_t samples = 128;
+  int64_t seq_len = 0;       // 0: min(512, context)
+  Windowing windowing = Windowing::kAwq;
+  uint64_t seed = 0;
+  std::string text_field = "text";
+};
+
+struct CalibSet {
+  at::Tensor tokens;      // (windows, seq_len) int64
+  nlohmann::json record;  // source, sha256, windowing, seed, samples, seq_len, and where each window came from
+  int64_t windows() const { return tokens.size(0); }
+  int64_t seq_len() const { return tokens.size(1); }
+};
+
+// Parses "self:N" (N > 0); false for anything else.
+bool ParseSelfSpec(const std::string& source, int64_t* n);
+CalibSet BuildCalibSet(const CalibSpec& spec, const Tokenizer& tokenizer, Model& model);
+
+// A uniform integer in [0, n) from a 64-bit engine, unbiased (rejection), portable.
+uint64_t UniformBelow(uint64_t n, std::mt19937_64& rng);
+
+}  // namespace pc

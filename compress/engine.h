@@ -1,0 +1,65 @@
+// compress/engine.h — the sequential, block-by-block calibration engine every method plugs into.
+//
+// Data flow per block i (N calibration windows of L tokens, hidden d):
+//   X_i (N, L, d) ──► [original block] ──► Y_i           (kept when propagating original outputs)
+//        │
+//        ├─► TransformBlock() of each method (AWQ: scales, folding, clipping)
+//        ├─► statistics of every compressed linear's input (per stage when true-sequential)
+//        ├─► CompressLinear() for each planned linear, in place
+//        └─► X_{i+1} = Y_i (AWQ's convention) or the compressed block's outputs (Wanda/GPTQ)
+// Peak memory: the embedding and the head, one block, X and Y, one micro-batch of
+// intermediates; blocks come from the mmap'd checkpoint and are released once written out.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compress/method.h"
+#include "model/model.h"
+
+namespace pc {
+
+struct PlanEntry {
+  int layer = 0;
+  int index = 0;       // in Block::linears
+  std::string name;    // HF module name
+  Role role = Role::kQ;
+  int method = -1;     // index into Plan::methods; -1: skipped
+  std::string skip_reason;
+};
+
+struct Plan {
+  std::vector<std::unique_ptr<Method>> methods;
+  std::vector<const MethodInfo*> infos;  // registry entry of each method instance
+  std::vector<PlanEntry> entries;        // every block linear, in model order
+  bool propagate_compressed = false;
+
+  bool AddsActivationScales() const;
+  int Compressed() const;  // entries with a method
+};
+
+struct EngineOptions {
+  int64_t micro_batch = 0;   // windows per forward; 0: sized to ~256 MB of intermediates
+  int64_t log_windows = 4;   // calibration windows used for the logged per-linear output errors
+  // Called when block `layer` is final; the engine unloads it afterwards when the model has a
+  // checkpoint (streaming output).
+  std::function<void(int layer)> on_block_done;
+};
+
+struct CompressResult {
+  std::vector<Record> records;  // one "linear" record per plan entry, plus method records
+  double seconds = 0;
+};
+
+int64_t DefaultMicroBatch(const Model& model, int64_t seq_len);
+CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_tokens, const EngineOptions& options);
+
+// Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d).
+at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch,
+                           ForwardHooks* hooks = nullptr);
+
+}  // namespace pc
