@@ -8,7 +8,7 @@ packages=(
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   libeigen3-dev libboost-program-options-dev
   libhdf5-dev hdf5-tools
-  catch2 libyaml-cpp-dev nlohmann-json3-dev
+  catch2 libyaml-cpp-dev libyaml-dev nlohmann-json3-dev
   libsentencepiece-dev libpcre2-dev
   python3 python3-torch python3-numpy python3-h5py python3-scipy
   clang-14 libclang-rt-14-dev

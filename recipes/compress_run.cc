@@ -1,0 +1,186 @@
+#include "recipes/compress_run.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "model/tokenizer/tokenizer.h"
+#include "store/file.h"
+
+namespace pc::recipes {
+namespace {
+
+std::map<std::string, Exporter>& Exporters() {
+  static std::map<std::string, Exporter> exporters;
+  return exporters;
+}
+
+}  // namespace
+
+void RegisterExporter(const std::string& format, Exporter exporter) { Exporters()[format] = std::move(exporter); }
+
+std::string ShippedRecipesDir() {
+  const char* env = std::getenv("PERPCOMP_RECIPES");
+  if (env != nullptr && *env) return env;
+  return PC_RECIPES_DIR;
+}
+
+RecipeSpec LoadRecipe(const std::string& name_or_path) {
+  return ParseRecipeFile(ResolveRecipePath(name_or_path, ShippedRecipesDir()));
+}
+
+CalibSpec MergeCalib(const ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model) {
+  CalibSpec c = resolved.calib;
+  c.source = over.source;
+  if (over.samples) c.samples = *over.samples;
+  if (over.seq_len) c.seq_len = *over.seq_len;
+  if (over.seed) c.seed = *over.seed;
+  if (over.windowing) c.windowing = ParseWindowing(*over.windowing, "--calib-windowing");
+  if (over.text_field) c.text_field = *over.text_field;
+  if (c.seq_len == 0) c.seq_len = std::min<int64_t>(512, model.config().max_pos);
+  return c;
+}
+
+void WriteRecords(const store::Group& group, const std::string& name, const std::vector<Record>& records) {
+  std::set<std::string> value_keys, text_keys, array_keys;
+  for (const auto& r : records) {
+    for (const auto& [k, v] : r.values) value_keys.insert(k);
+    for (const auto& [k, v] : r.text) text_keys.insert(k);
+    for (const auto& [k, v] : r.arrays) array_keys.insert(k);
+  }
+  store::Table t;
+  std::vector<std::string> names;
+  for (const auto& r : records) names.push_back(r.name);
+  t.AddColumn("name", names);
+  for (const auto& k : text_keys) {
+    std::vector<std::string> col;
+    for (const auto& r : records) {
+      auto it = r.text.find(k);
+      col.push_back(it == r.text.end() ? "" : it->second);
+    }
+    t.AddColumn(k, col);
+  }
+  for (const auto& k : value_keys) {
+    std::vector<double> col;
+    for (const auto& r : records) {
+      auto it = r.values.find(k);
+      col.push_back(it == r.values.end() ? NAN : it->second);
+    }
+    t.AddColumn(k, col);
+  }
+  store::Group g = group.WriteTable(name, t);
+  for (const auto& k : array_keys) {
+    size_t width = 0;
+    for (const auto& r : records) {
+      auto it = r.arrays.find(k);
+      if (it != r.arrays.end()) width = std::max(width, it->second.size());
+    }
+    std::vector<double> data(records.size() * width, NAN);
+    for (size_t i = 0; i < records.size(); ++i) {
+      auto it = records[i].arrays.find(k);
+      if (it == records[i].arrays.end()) continue;
+      std::copy(it->second.begin(), it->second.end(), data.begin() + i * width);
+    }
+    g.WriteArray("array_" + k, data, store::Shape{static_cast<int64_t>(records.size()), static_cast<int64_t>(width)});
+  }
+}
+
+CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options) {
+  PC_CHECK(
+      options.format == "hf" || Exporters().count(options.format), "--format '", options.format,
+      "' is not supported (supported: hf",
+      [] {
+        std::string s;
+        for (const auto& [k, v] : Exporters()) s += ", " + k;
+        return s;
+      }(),
+      ")");
+  LoadOptions lo;
+  lo.load_blocks = false;  // blocks stream from the mmap'd checkpoint
+  auto model = Model::Load(options.model_dir, lo);
+  ResolvedRecipe resolved = ResolvePlan(recipe, *model, MethodRegistry::Builtins());
+  CalibSpec calib = MergeCalib(resolved, options.calib, *model);
+  fs::StagedDir staged(options.out_dir, options.overwrite, "--out");
+  auto tok = LoadTokenizer(options.model_dir);
+  CalibSet set;
+  {
+    // Self-sampling needs the whole model; text calibration needs only the tokenizer.
+    int64_t n = 0;
+    if (ParseSelfSpec(calib.source, &n)) {
+      LoadOptions full;
+      auto sampler = Model::Load(options.model_dir, full);
+      set = BuildCalibSet(calib, *tok, *sampler);
+    } else {
+      set = BuildCalibSet(calib, *tok, *model);
+    }
+  }
+  log::Info("compress", recipe.name.value, ": ", resolved.plan.Compressed(), " linears with ",
+            resolved.plan.methods.size(), " method instance(s); calibration ", set.windows(), " x ", set.seq_len(),
+            " tokens (", set.record["windowing"].get<std::string>(), ")");
+
+  // Stream the weights: top-level tensors now, each block when the engine is done with it.
+  SaveOptions so;
+  SafetensorsWriter writer(staged.path(), model->TensorEntries(so, resolved.plan.AddsActivationScales()),
+                           so.max_shard_bytes);
+  model->ForEachTopTensor([&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
+  EngineOptions eo;
+  eo.micro_batch = options.micro_batch;
+  eo.on_block_done = [&](int layer) {
+    model->ForEachBlockTensor(layer, [&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
+  };
+  CompressRunResult out;
+  out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
+  writer.Finish();
+  for (const auto& e : resolved.plan.entries) (e.method >= 0 ? out.compressed : out.skipped)++;
+
+  out.record = {{"recipe", recipe.name.value},
+                {"recipe_yaml", RecipeToYaml(recipe)},
+                {"method", resolved.method},
+                {"family", resolved.family},
+                {"source_model", options.model_dir},
+                {"calibration", set.record},
+                {"propagate", resolved.plan.propagate_compressed ? "compressed" : "original"},
+                {"compressed_linears", out.compressed},
+                {"skipped_linears", out.skipped},
+                {"seconds", out.engine.seconds},
+                {"perpcomp", store::CreatedBy()}};
+  nlohmann::json config = model->ConfigJson(so);
+  config["perpcomp_compression"] = out.record;
+  fs::WriteFileAtomic(fs::Join(staged.path(), "config.json"), config.dump(2) + "\n");
+  for (const char* f : {"tokenizer.json", "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json",
+                        "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json"}) {
+    std::string src = fs::Join(options.model_dir, f);
+    if (fs::Exists(src)) fs::WriteFileAtomic(fs::Join(staged.path(), f), fs::ReadFile(src));
+  }
+  {
+    store::File h5 = store::File::Create(fs::Join(staged.path(), "compress.h5"), store::kind::kCompressLog);
+    store::Group root = h5.root();
+    root.SetAttr("recipe", recipe.name.value);
+    root.SetAttr("recipe_yaml", RecipeToYaml(recipe));
+    root.SetAttr("method", resolved.method);
+    root.SetAttr("family", resolved.family);
+    root.SetAttr("source_model", options.model_dir);
+    root.SetAttr("calibration_json", set.record.dump());
+    root.SetAttr("propagate", resolved.plan.propagate_compressed ? "compressed" : "original");
+    root.SetAttr("seconds", out.engine.seconds);
+    std::map<std::string, std::vector<Record>> by_kind;
+    for (const auto& r : out.engine.records) by_kind[r.kind].push_back(r);
+    for (const auto& [kind, records] : by_kind) WriteRecords(root, kind == "linear" ? "linears" : kind, records);
+    h5.Close();
+  }
+  if (options.format != "hf") {
+    // Exporters read the compressed folder back (fake-quantized weights) and write a second folder.
+    LoadOptions full;
+    auto compressed = Model::Load(staged.path(), full);
+    Exporters()[options.format](*compressed, resolved, fs::Join(staged.path(), options.format));
+  }
+  staged.Commit();
+  return out;
+}
+
+}  // namespace pc::recipes

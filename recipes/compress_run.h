@@ -1,0 +1,61 @@
+// recipes/compress_run.h — one compression run end to end: recipe + model + calibration ->
+// a Hugging Face folder with the compressed weights, config.json carrying the record of the
+// recipe and calibration, and compress.h5 (the per-linear log). Used by `perpcomp compress`
+// and by sweeps.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/calib_set.h"
+#include "compress/engine.h"
+#include "recipes/plan.h"
+#include "recipes/recipe_spec.h"
+#include "store/group.h"
+
+namespace pc::recipes {
+
+// Command-line calibration settings; unset fields fall back to the recipe, then the method.
+struct CalibOverrides {
+  std::string source;  // file or self:N (required for a run)
+  std::optional<int64_t> samples, seq_len;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> windowing, text_field;
+};
+
+struct CompressRunOptions {
+  std::string model_dir;
+  std::string out_dir;
+  bool overwrite = false;
+  CalibOverrides calib;
+  std::string format = "hf";  // "hf" | "awq-gemm" (also writes out_dir/awq-gemm)
+  int64_t micro_batch = 0;
+};
+
+struct CompressRunResult {
+  nlohmann::json record;  // what config.json's perpcomp_compression holds
+  CompressResult engine;
+  int compressed = 0, skipped = 0;
+};
+
+// The shipped recipes folder: $PERPCOMP_RECIPES, else the source tree's recipes/.
+std::string ShippedRecipesDir();
+// Parses a recipe by name or path (ResolveRecipePath over the shipped folder).
+RecipeSpec LoadRecipe(const std::string& name_or_path);
+// Calibration settings of a run: recipe/method defaults overridden by the command line.
+CalibSpec MergeCalib(const ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model);
+
+CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options);
+
+// Writes records of one kind as a table (scalars and texts as columns; arrays as 2-D
+// datasets rows x max length, NaN-padded) under `group`/`name`.
+void WriteRecords(const store::Group& group, const std::string& name, const std::vector<Record>& records);
+
+// Exporters for --format (awq-gemm is registered by the AWQ method's file).
+using Exporter = std::function<void(Model& model, const ResolvedRecipe& resolved, const std::string& dir)>;
+void RegisterExporter(const std::string& format, Exporter exporter);
+
+}  // namespace pc::recipes
