@@ -9,7 +9,7 @@ packages=(
   libeigen3-dev libboost-program-options-dev
   libhdf5-dev hdf5-tools
   catch2 libyaml-cpp-dev libyaml-dev nlohmann-json3-dev
-  libsentencepiece-dev libpcre2-dev
+  libsentencepiece-dev libpcre2-dev libicu-dev
   python3 python3-torch python3-numpy python3-h5py python3-scipy
   clang-14 libclang-rt-14-dev
 )
