@@ -4,6 +4,16 @@
 
 namespace pc {
 
-void RegisterBuiltinExtras(MethodRegistry& r) {}
+void RegisterAwq(MethodRegistry& r);        // awq, perp-awq          (compress/awq.cc)
+void RegisterPruning(MethodRegistry& r);    // magnitude, wanda, wanda-perp (compress/pruning.cc)
+void RegisterSparseGpt(MethodRegistry& r);  // sparsegpt             (compress/sparsegpt.cc)
+void RegisterGptq(MethodRegistry& r);       // gptq                  (compress/gptq.cc)
+
+void RegisterBuiltinExtras(MethodRegistry& r) {
+  RegisterAwq(r);
+  RegisterPruning(r);
+  RegisterSparseGpt(r);
+  RegisterGptq(r);
+}
 
 }  // namespace pc

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "compress/export.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
@@ -13,17 +14,6 @@
 #include "store/file.h"
 
 namespace pc::recipes {
-namespace {
-
-std::map<std::string, Exporter>& Exporters() {
-  static std::map<std::string, Exporter> exporters;
-  return exporters;
-}
-
-}  // namespace
-
-void RegisterExporter(const std::string& format, Exporter exporter) { Exporters()[format] = std::move(exporter); }
-
 std::string ShippedRecipesDir() {
   const char* env = std::getenv("PERPCOMP_RECIPES");
   if (env != nullptr && *env) return env;
@@ -91,15 +81,8 @@ void WriteRecords(const store::Group& group, const std::string& name, const std:
 }
 
 CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options) {
-  PC_CHECK(
-      options.format == "hf" || Exporters().count(options.format), "--format '", options.format,
-      "' is not supported (supported: hf",
-      [] {
-        std::string s;
-        for (const auto& [k, v] : Exporters()) s += ", " + k;
-        return s;
-      }(),
-      ")");
+  PC_CHECK(options.format == "hf" || options.format == "awq-gemm", "--format '", options.format,
+           "' is not supported (supported: hf, awq-gemm)");
   LoadOptions lo;
   lo.load_blocks = false;  // blocks stream from the mmap'd checkpoint
   auto model = Model::Load(options.model_dir, lo);
@@ -173,11 +156,10 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
     for (const auto& [kind, records] : by_kind) WriteRecords(root, kind == "linear" ? "linears" : kind, records);
     h5.Close();
   }
-  if (options.format != "hf") {
-    // Exporters read the compressed folder back (fake-quantized weights) and write a second folder.
-    LoadOptions full;
-    auto compressed = Model::Load(staged.path(), full);
-    Exporters()[options.format](*compressed, resolved, fs::Join(staged.path(), options.format));
+  if (options.format == "awq-gemm") {
+    // The exporter reads the compressed folder back (fake-quantized weights) and writes a second folder.
+    auto compressed = Model::Load(staged.path());
+    ExportAwqGemm(*compressed, resolved.plan, fs::Join(staged.path(), "awq-gemm"));
   }
   staged.Commit();
   return out;

@@ -54,8 +54,4 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
 // datasets rows x max length, NaN-padded) under `group`/`name`.
 void WriteRecords(const store::Group& group, const std::string& name, const std::vector<Record>& records);
 
-// Exporters for --format (awq-gemm is registered by the AWQ method's file).
-using Exporter = std::function<void(Model& model, const ResolvedRecipe& resolved, const std::string& dir)>;
-void RegisterExporter(const std::string& format, Exporter exporter);
-
 }  // namespace pc::recipes
