@@ -1,8 +1,119 @@
-// compress/gptq.cc — placeholder: the method is being written (registers nothing yet).
+// compress/gptq.cc — GPTQ (IST-DASLab/gptq, ANCHORS.md §4; docs/PRUNING.md "GPTQ").
+//
+// H = (2/n) XᵀX, damped, U = upper Cholesky factor of H⁻¹ (compress/hessian.h); the columns are
+// quantized one by one with the shared group quantizer (compress/quantizer.h), each column's
+// error fed back into the columns not yet quantized (lazy updates in blocks of block_size).
+// Group parameters: dynamic groups are computed from the current (error-updated) weights when the
+// walk reaches a group's first column, in the walk's (possibly permuted) order, as GPTQ does;
+// static groups are computed from the original weights before the walk, in the original column
+// order; group_size -1 is one group per row computed from the original weights. act_order walks
+// the columns by diag(H) descending.
+#include <algorithm>
+#include <numeric>
+
+#include "compress/hessian.h"
 #include "compress/method.h"
+#include "compress/quant_params.h"
+#include "compress/quantizer.h"
+#include "core/error.h"
 
 namespace pc {
+namespace {
 
-void RegisterGptq(MethodRegistry& r) {}
+class Gptq final : public Method {
+ public:
+  Gptq(const MethodParams& p, const std::string& where)
+      : Method("gptq", p),
+        spec_(QuantSpecFromParams(p, where)),
+        act_order_(p.Bool("act_order")),
+        static_groups_(p.Bool("static_groups")),
+        true_sequential_(p.Bool("true_sequential")),
+        damp_(p.Double("damp")),
+        block_(p.Int("block_size")) {
+    PC_CHECK(!static_groups_ || spec_.group_size > 0, where,
+             ": 'static_groups: true' needs groups, but 'group_size' is -1 (one group per row is already static)");
+  }
+  uint32_t stats() const override { return kStatGram; }
+  bool TrueSequential() const override { return true_sequential_; }
+
+  void CompressLinear(Linear& linear, const InputStats& stats, Record& record) override {
+    const int64_t in = linear.in_features();
+    LayerHessian hess = PrepareHessian(stats.gram, stats.tokens, "gptq '" + linear.name + "'");
+    at::Tensor w = linear.weight.to(at::kFloat);  // (out, in)
+    // Static groups and per-row parameters come from the original weights, in the original order.
+    const int64_t g = spec_.GroupLength(in);
+    const bool dynamic = g < in && !static_groups_;
+    QuantParams fixed = dynamic ? QuantParams{} : ComputeQuantParams(w, spec_);  // (out, groups)
+    at::Tensor perm;  // (in,) walk position -> original column
+    at::Tensor h = hess.h;
+    if (act_order_) {
+      perm = at::argsort(hess.h.diagonal(), /*stable=*/true, /*dim=*/0, /*descending=*/true);
+      h = h.index_select(0, perm).index_select(1, perm);
+      w = w.index_select(1, perm);
+    }
+    InverseFactor inv = InverseUpperFactor(h, damp_, "gptq '" + linear.name + "'");
+    const std::vector<int64_t> group_of = GroupOfPosition(in, g, perm);
+    QuantSpec column_spec = spec_;
+    column_spec.group_size = -1;  // one (out, 1) column with its (out, 1) parameters
+    QuantParams current;
+    at::Tensor wt = w.t().contiguous();  // (in, out)
+    const int64_t block = dynamic ? AlignedBlock(block_, g) : block_;
+    double loss = ObsColumnWalk(wt, inv.upper, block, nullptr, [&](int64_t c, int64_t i, const at::Tensor& w1) {
+      if (dynamic && c % g == 0) {
+        const int64_t len = std::min(g, in - c);
+        QuantSpec group_spec = spec_;
+        group_spec.group_size = len;
+        current = ComputeQuantParams(w1.narrow(0, i, len).t(), group_spec);  // (out, 1)
+      } else if (!dynamic) {
+        const int64_t gi = group_of[c];
+        current = QuantParams{fixed.scale.narrow(1, gi, 1), fixed.zero.narrow(1, gi, 1)};
+      }
+      return FakeQuantizeWith(w1[i].unsqueeze(1), current, column_spec).squeeze(1);
+    });
+    at::Tensor q = wt.t();  // (out, in) in walk order
+    if (act_order_) q = q.index_select(1, at::argsort(perm));
+    linear.weight.copy_(q);
+    record.values["bits"] = spec_.bits;
+    record.values["group_size"] = static_cast<double>(spec_.group_size);
+    record.values["gptq_loss"] = loss;
+    record.values["damp_used"] = inv.damp_used;
+    record.values["cholesky_retries"] = inv.retries;
+    record.values["dead_columns"] = static_cast<double>(hess.dead_count);
+    record.values["block_columns"] = static_cast<double>(block);
+  }
+  at::Tensor NaiveWeight(const at::Tensor& w) const override { return FakeQuantize(w, spec_); }
+
+ private:
+  // Group index (into fixed parameters) of each walk position: the group of its original column.
+  static std::vector<int64_t> GroupOfPosition(int64_t in, int64_t g, const at::Tensor& perm) {
+    std::vector<int64_t> out(in);
+    at::Tensor p = perm.defined() ? perm.contiguous() : at::arange(in, at::kLong);
+    const int64_t* pp = p.data_ptr<int64_t>();
+    for (int64_t c = 0; c < in; ++c) out[c] = pp[c] / g;
+    return out;
+  }
+
+  QuantSpec spec_;
+  bool act_order_, static_groups_, true_sequential_;
+  double damp_;
+  int64_t block_;
+};
+
+}  // namespace
+
+void RegisterGptq(MethodRegistry& r) {
+  std::vector<ParamSpec> specs = QuantParamSpecs(4, 128);
+  specs.push_back(ParamSpec::Bool("act_order", false, "walk the columns by diag(H) descending (GPTQ --act-order)"));
+  specs.push_back(ParamSpec::Bool("static_groups", false,
+                                  "group parameters from the original weights before the walk (GPTQ --static-groups)"));
+  specs.push_back(ParamSpec::Bool("true_sequential", false,
+                                  "statistics stage by stage within a block: q/k/v, o, gate/up, down, each with the "
+                                  "earlier stages quantized (GPTQ --true-sequential)"));
+  specs.push_back(ParamSpec::Double("damp", 0.01, "damping added to diag(H), as a fraction of its mean (percdamp)", 0, 10));
+  specs.push_back(ParamSpec::Int("block_size", 128, "columns per lazy-update block", 1, 1 << 20));
+  r.Add({"gptq", "GPTQ: column-wise quantization with Hessian error feedback (IST-DASLab/gptq)", "quantization", specs,
+         "random", /*default_propagate_compressed=*/true,
+         [](const MethodParams& p, const std::string& where) { return std::unique_ptr<Method>(new Gptq(p, where)); }});
+}
 
 }  // namespace pc

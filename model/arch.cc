@@ -13,7 +13,7 @@ ArchSpec LlamaLike(const char* model_type, BiasRule qkv_bias) {
       /*conv1d=*/false, /*pos_offset=*/0,
       "model.embed_tokens.weight", "", "model.norm", "lm_head.weight", "", "",
       "model.layers.{L}.input_layernorm", "model.layers.{L}.post_attention_layernorm",
-      "model.layers.{L}.mlp.act.scales",
+      "",  // no activation scale group (up -> down absorbs 1/s): no act.scales tensor (as AutoAWQ)
       {
           {Role::kQ, "model.layers.{L}.self_attn.q_proj", qkv_bias},
           {Role::kK, "model.layers.{L}.self_attn.k_proj", qkv_bias},
@@ -92,7 +92,7 @@ ArchSpec Opt() {
       "model.decoder.embed_tokens.weight", "model.decoder.embed_positions.weight", "model.decoder.final_layer_norm",
       "lm_head.weight", "model.decoder.project_in.weight", "model.decoder.project_out.weight",
       "model.decoder.layers.{L}.self_attn_layer_norm", "model.decoder.layers.{L}.final_layer_norm",
-      "model.decoder.layers.{L}.act.scales",
+      "",  // no activation scale group (fc1 -> fc2 absorbs 1/s through ReLU)
       {
           {Role::kQ, "model.decoder.layers.{L}.self_attn.q_proj", BiasRule::kOptional},
           {Role::kK, "model.decoder.layers.{L}.self_attn.k_proj", BiasRule::kOptional},

@@ -255,6 +255,35 @@ std::vector<Linear*> Model::Linears(bool include_lm_head) {
   return out;
 }
 
+std::vector<at::Tensor> Model::Parameters() {
+  std::vector<at::Tensor> out;
+  auto add = [&](const at::Tensor& t) {
+    if (t.defined()) out.push_back(t);
+  };
+  add(embed_);
+  add(pos_embed_);
+  add(project_in_.weight);
+  add(project_out_.weight);
+  add(final_norm_.weight);
+  add(final_norm_.bias);
+  if (!config_.tie_embeddings) {
+    add(lm_head_.weight);
+    add(lm_head_.bias);
+  }
+  for (auto& b : blocks_) {
+    PC_ASSERT(b.loaded, "block ", b.layer, " is not loaded");
+    for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
+      add(n->weight);
+      add(n->bias);
+    }
+    for (auto& l : b.linears) {
+      add(l.weight);
+      add(l.bias);
+    }
+  }
+  return out;
+}
+
 int64_t Model::ParameterCount() const {
   const ModelConfig& c = config_;
   int64_t n = c.vocab_size * c.embed_dim;
@@ -440,7 +469,7 @@ at::Tensor Model::Mlp(int layer, const at::Tensor& x, ForwardContext& ctx) {
   if (arch().mlp == MlpKind::kGated) {
     at::Tensor gate = ApplyLinear(b, b.index_of[int(Role::kGate)], x, ctx);
     at::Tensor up = ApplyLinear(b, b.index_of[int(Role::kUp)], x, ctx);
-    a = Activate(config_.act, gate).mul_(up);
+    a = at::GradMode::is_enabled() ? Activate(config_.act, gate) * up : Activate(config_.act, gate).mul_(up);
   } else {
     a = Activate(config_.act, ApplyLinear(b, b.index_of[int(Role::kUp)], x, ctx));
   }

@@ -151,6 +151,9 @@ class Model {
   bool tied() const { return config_.tie_embeddings; }
   // Every block linear (loaded blocks only) and, last, lm_head.
   std::vector<Linear*> Linears(bool include_lm_head = true);
+  // Every trainable tensor in compute layout (embedding, positions, norms, linears, biases, head;
+  // a tied head is the embedding). All blocks must be loaded.
+  std::vector<at::Tensor> Parameters();
   int64_t ParameterCount() const;
 
   // ---- forward ----

@@ -52,7 +52,8 @@ std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& 
   Hid fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
   PC_ASSERT(fcpl.valid() && H5Pset_link_creation_order(fcpl.get(), order) >= 0 &&
-                H5Pset_attr_creation_order(fcpl.get(), order) >= 0,
+                H5Pset_attr_creation_order(fcpl.get(), order) >= 0 &&
+                H5Pset_attr_phase_change(fcpl.get(), detail::kMaxCompactAttributes, detail::kMaxCompactAttributes) >= 0,
             LastError());
   Hid fapl = AccessPlist();
   hid_t id = H5Fcreate(real.c_str(), flags, fcpl.get(), fapl.get());

@@ -224,6 +224,10 @@ Hid GroupCreatePlist() {
   PC_ASSERT(
       p.valid() && H5Pset_link_creation_order(p.get(), flags) >= 0 && H5Pset_attr_creation_order(p.get(), flags) >= 0,
       LastError());
+  // Keep small attributes in the object header (compact storage) beyond HDF5's default of 8:
+  // HDF5 1.10.8's H5Ocopy (CopyGroup) segfaults copying a group whose attributes are in dense
+  // storage with creation order tracked and a variable-length string among them.
+  PC_ASSERT(H5Pset_attr_phase_change(p.get(), kMaxCompactAttributes, kMaxCompactAttributes) >= 0, LastError());
   return p;
 }
 

@@ -88,6 +88,8 @@ void CheckOpen(const FileState& file, const std::string& where, const std::strin
 Hid OpenGroupAt(const FileState& file, const std::string& path, const std::string& where);
 // Group creation properties: link and attribute creation order tracked and indexed.
 Hid GroupCreatePlist();
+// Attributes kept in compact storage (object header) per group; see GroupCreatePlist.
+inline constexpr unsigned kMaxCompactAttributes = 1024;
 // "a, b, c" for error messages (at most 20 names, then "... (N in all)"; "none" when empty).
 std::string NameList(const std::vector<std::string>& names);
 // Checks a user-given child/attribute name: not empty, no '/', not ".".

@@ -1,8 +1,9 @@
 // pc_tokenizer_bench [shared-data-dir] — tokenizer speed on WikiText-2 test (1.3 MB).
 //
 // Prints one table: encode time (best of 3), MB/s and tokens for the GPT-NeoX tokenizer.json, the
-// Llama tokenizer.model (libsentencepiece) and the same model as tokenizer.json (our BPE engine),
-// then byte-level BPE training to 4096 tokens on WikiText-2 test + tiny shakespeare.
+// Llama tokenizer.model read natively (its tokenizer.json form, our BPE engine: what perpcomp uses)
+// and through libsentencepiece (pc_tokenizer_spm, for comparison only; it cannot be loaded beside
+// LibTorch), then byte-level BPE training to 4096 tokens on WikiText-2 test + tiny shakespeare.
 // The shared data: the argument, else $PERPCOMP_SHARED/data, else <source>/../shared/data.
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "core/fs.h"
 #include "model/tokenizer/bpe_trainer.h"
+#include "model/tokenizer/libsentencepiece.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace {
@@ -23,7 +25,7 @@ double Seconds(const std::function<void()>& fn) {
 }
 
 void Row(const std::string& name, const std::string& what, double bytes, double seconds, long tokens) {
-  std::printf("| %-38s | %-22s | %8.3f | %8.2f | %9ld |\n", name.c_str(), what.c_str(), seconds,
+  std::printf("| %-40s | %-22s | %8.3f | %8.2f | %9ld |\n", name.c_str(), what.c_str(), seconds,
               bytes / 1e6 / seconds, tokens);
 }
 
@@ -55,20 +57,23 @@ int main(int argc, char** argv) {
   }
   std::string wiki = pc::fs::ReadFile(wiki_path);
 
-  std::printf("| %-38s | %-22s | %8s | %8s | %9s |\n", "tokenizer", "work", "seconds", "MB/s", "tokens");
-  std::printf("|%s|%s|%s|%s|%s|\n", std::string(40, '-').c_str(), std::string(24, '-').c_str(),
+  std::printf("| %-40s | %-22s | %8s | %8s | %9s |\n", "tokenizer", "work", "seconds", "MB/s", "tokens");
+  std::printf("|%s|%s|%s|%s|%s|\n", std::string(42, '-').c_str(), std::string(24, '-').c_str(),
               std::string(10, '-').c_str(), std::string(10, '-').c_str(), std::string(11, '-').c_str());
   std::unique_ptr<pc::Tokenizer> neox;
   double load = Seconds([&] { neox = pc::LoadTokenizer(data + "/tokenizers/gpt-neox-20b/tokenizer.json"); });
   Row("gpt-neox-20b tokenizer.json", "load", 2467981.0, load, neox->vocab_size());
   BenchEncode("gpt-neox-20b tokenizer.json", *neox, wiki);
 
-  auto llama = pc::LoadTokenizer(data + "/tokenizers/llama-spm/tokenizer.model");
-  BenchEncode("llama tokenizer.model (sentencepiece)", *llama, wiki);
-  std::unique_ptr<pc::Tokenizer> llama_json;
-  load = Seconds([&] { llama_json = pc::TokenizerFromSentencePieceBpe(data + "/tokenizers/llama-spm/tokenizer.model"); });
-  Row("llama as tokenizer.json (BPE engine)", "convert + load", 499723.0, load, llama_json->vocab_size());
-  BenchEncode("llama as tokenizer.json (BPE engine)", *llama_json, wiki);
+  const std::string llama_model = data + "/tokenizers/llama-spm/tokenizer.model";
+  std::unique_ptr<pc::Tokenizer> llama;
+  load = Seconds([&] { llama = pc::LoadTokenizer(llama_model); });
+  Row("llama tokenizer.model (native)", "read + convert + load", 499723.0, load, llama->vocab_size());
+  BenchEncode("llama tokenizer.model (native)", *llama, wiki);
+  std::unique_ptr<pc::Tokenizer> llama_sp;
+  load = Seconds([&] { llama_sp = pc::LoadSentencePieceModel(llama_model); });
+  Row("llama tokenizer.model (libsentencepiece)", "load", 499723.0, load, llama_sp->vocab_size());
+  BenchEncode("llama tokenizer.model (libsentencepiece)", *llama_sp, wiki);
 
   std::string corpus = wiki;
   std::string shakespeare = data + "/text/tinyshakespeare/input.txt";

@@ -208,6 +208,14 @@ void BpeTokenizer::SetKind(const std::string& where) {
   }
 }
 
+void BpeTokenizer::AdoptSentencePieceModel(std::string bytes, const SpSpecialIds& ids, const std::string& where) {
+  sentencepiece_model_ = std::move(bytes);
+  bos_id_ = ids.bos;
+  eos_id_ = ids.eos;
+  unk_id_ = ids.unk;
+  CheckSpecialIds(where);
+}
+
 void BpeTokenizer::ResolveSpecialIds(const FolderConfig* folder, const std::string& where) {
   unk_id_ = model_->unk_id();
   if (!prefix_ids_.empty()) bos_id_ = prefix_ids_.front();

@@ -16,6 +16,7 @@
 #include "model/tokenizer/decoder.h"
 #include "model/tokenizer/normalizer.h"
 #include "model/tokenizer/pre_tokenizer.h"
+#include "model/tokenizer/sp_model_proto.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace pc::tok {
@@ -46,6 +47,10 @@ class BpeTokenizer : public Tokenizer {
   nlohmann::ordered_json ToJson() const;
   const BpeModel& model() const { return *model_; }
   const std::vector<AddedToken>& added_tokens() const { return added_.tokens(); }
+
+  // For the tokenizer.json form of a sentencepiece model, while it is being built: keeps the model's
+  // bytes (sentencepiece_model()) and takes bos/eos/unk as libsentencepiece gives them.
+  void AdoptSentencePieceModel(std::string bytes, const SpSpecialIds& ids, const std::string& where);
 
  private:
   void BuildIdTable(const std::vector<AddedToken>& added, const std::string& where);

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "model/tokenizer/sp_bpe_json.h"
+#include "model/tokenizer/libsentencepiece.h"
 #include "model/tokenizer/utf8.h"
 
 namespace pc::tok {
@@ -15,10 +15,10 @@ namespace pc::tok {
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path)
     : Tokenizer("sentencepiece-model"), path_(model_path) {
   PC_CHECK(fs::Exists(model_path), "'", model_path, "' does not exist");
-  bytes_ = fs::ReadFile(model_path);
-  info_ = ParseSpModelProto(bytes_, model_path);
+  sentencepiece_model_ = fs::ReadFile(model_path);
+  info_ = ParseSpModelProto(sentencepiece_model_, model_path);
   sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  auto status = sp_->LoadFromSerializedProto(bytes_);
+  auto status = sp_->LoadFromSerializedProto(sentencepiece_model_);
   PC_CHECK(status.ok(), model_path, ": sentencepiece cannot load the model: ", status.ToString());
   PC_CHECK(static_cast<size_t>(sp_->GetPieceSize()) == info_.pieces.size(), model_path, ": sentencepiece reports ",
            sp_->GetPieceSize(), " pieces, the file holds ", info_.pieces.size());
@@ -41,6 +41,12 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path)
                    !info_.treat_whitespace_as_suffix && !info_.has_precompiled_charsmap &&
                    (info_.normalizer_name.empty() || info_.normalizer_name == "identity");
   const std::string metaspace = "\xE2\x96\x81";
+  // sentencepiece fuses adjacent unknown pieces: a part after a cut must not start with an unknown "▁".
+  bool metaspace_known = info_.byte_fallback;
+  for (const SpPiece& p : info_.pieces) {
+    metaspace_known = metaspace_known || (p.piece == metaspace && p.type == SpPieceType::kNormal);
+  }
+  cut_at_spaces_ = cut_at_spaces_ && metaspace_known;
   for (const SpPiece& p : info_.pieces) {
     for (size_t pos = p.piece.find(metaspace, 1); cut_at_spaces_ && pos != std::string::npos;
          pos = p.piece.find(metaspace, pos + 1)) {
@@ -143,31 +149,12 @@ bool SentencePieceTokenizer::IsSpecial(int32_t id) const {
   return id >= 0 && id < vocab_size() && (sp_->IsControl(id) || sp_->IsUnknown(id));
 }
 
-std::string SentencePieceTokenizer::JsonConversionProblem() const {
-  if (info_.model_type != SpModelType::kBpe) {
-    return Str("it is a sentencepiece ", SpModelTypeName(info_.model_type), " model (only BPE models convert)");
-  }
-  if (info_.has_precompiled_charsmap || !(info_.normalizer_name.empty() || info_.normalizer_name == "identity")) {
-    return Str("its sentencepiece normalizer '", info_.normalizer_name,
-               "' has no tokenizer.json equivalent here (only 'identity', as Llama's)");
-  }
-  if (info_.remove_extra_whitespaces || !info_.escape_whitespaces || info_.treat_whitespace_as_suffix) {
-    return "only models with remove_extra_whitespaces=false, escape_whitespaces=true and "
-           "treat_whitespace_as_suffix=false convert (as Llama's)";
-  }
-  return "";
-}
-
-nlohmann::json SentencePieceTokenizer::ToBpeJson() const {
-  std::string problem = JsonConversionProblem();
-  PC_CHECK(problem.empty(), path_, ": cannot write a tokenizer.json: ", problem);
-  SpBpeVocab v;
-  v.pieces = info_.pieces;
-  v.bos_id = bos_id_;
-  v.add_dummy_prefix = info_.add_dummy_prefix;
-  v.byte_fallback = info_.byte_fallback;
-  v.merge_special_pieces = true;  // as Hugging Face's SentencePieceExtractor
-  return SentencePieceBpeJson(v, path_);
-}
-
 }  // namespace pc::tok
+
+namespace pc {
+
+std::unique_ptr<Tokenizer> LoadSentencePieceModel(const std::string& path) {
+  return std::make_unique<tok::SentencePieceTokenizer>(path);
+}
+
+}  // namespace pc

@@ -1,4 +1,7 @@
-// model/tokenizer/sentencepiece_tokenizer.h — a sentencepiece tokenizer.model through libsentencepiece.
+// model/tokenizer/sentencepiece_tokenizer.h — a sentencepiece tokenizer.model through libsentencepiece
+// (library pc_tokenizer_spm, entry point libsentencepiece.h). NOT part of pc_tokenizer: Debian 12's
+// libsentencepiece crashes at start in any process that also loads LibTorch, so only the tokenizer
+// tests and bench link it, as an independent check of the native reader (sp_model_proto.h).
 //
 // Encode: the text is first split on the control and unknown pieces (<s>, </s>, <unk>) that occur
 // literally, as Hugging Face's Llama tokenizer matches its special added tokens; each remaining piece
@@ -8,14 +11,13 @@
 // before every space that follows another character and is not the last character, each part
 // after a cut is encoded without that space (the dummy prefix stands for it), and repeated parts
 // (words) come from a per-call cache. The ids are the same whenever no piece has "▁" after
-// another character and the normalizer keeps spaces (Llama's settings; checked at load, else no cuts).
+// another character, the normalizer keeps spaces, and "▁" is a piece or bytes fall back (so no
+// unknown piece at a cut is fused with its neighbour) — Llama's settings; checked at load, else no cuts.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/tokenizer/added_vocab.h"
 #include "model/tokenizer/sp_model_proto.h"
@@ -39,15 +41,8 @@ class SentencePieceTokenizer : public Tokenizer {
   int32_t PieceToId(const std::string& piece) const override;
   bool IsSpecial(int32_t id) const override;
 
-  // The serialized ModelProto (what tokenizer.model holds).
-  const std::string& model_bytes() const { return bytes_; }
-  // Why this model has no tokenizer.json form ("" when it has one: BPE with Llama's normalizer settings).
-  std::string JsonConversionProblem() const;
-  // The Llama-style tokenizer.json of this model (throws with JsonConversionProblem()).
-  nlohmann::json ToBpeJson() const;
-
  private:
-  std::string path_, bytes_;
+  std::string path_;
   SpModelInfo info_;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   void EncodePlain(const std::string& text, std::vector<int32_t>* ids) const;

@@ -120,4 +120,31 @@ nlohmann::json SentencePieceBpeJson(const SpBpeVocab& v, const std::string& wher
   return doc;
 }
 
+std::string SpJsonConversionProblem(const SpModelInfo& info) {
+  if (info.model_type != SpModelType::kBpe) {
+    return Str("it is a sentencepiece ", SpModelTypeName(info.model_type), " model (only BPE models convert)");
+  }
+  if (info.has_precompiled_charsmap || !(info.normalizer_name.empty() || info.normalizer_name == "identity")) {
+    return Str("its sentencepiece normalizer '", info.normalizer_name,
+               "' has no tokenizer.json equivalent here (only 'identity', as Llama's)");
+  }
+  if (info.remove_extra_whitespaces || !info.escape_whitespaces || info.treat_whitespace_as_suffix) {
+    return "only models with remove_extra_whitespaces=false, escape_whitespaces=true and "
+           "treat_whitespace_as_suffix=false convert (as Llama's)";
+  }
+  return "";
+}
+
+nlohmann::json SpModelBpeJson(const SpModelInfo& info, const std::string& where) {
+  std::string problem = SpJsonConversionProblem(info);
+  PC_CHECK(problem.empty(), where, ": cannot write a tokenizer.json: ", problem);
+  SpBpeVocab v;
+  v.pieces = info.pieces;
+  v.bos_id = FindSpSpecialIds(info).bos;
+  v.add_dummy_prefix = info.add_dummy_prefix;
+  v.byte_fallback = info.byte_fallback;
+  v.merge_special_pieces = true;  // as Hugging Face's SentencePieceExtractor
+  return SentencePieceBpeJson(v, where);
+}
+
 }  // namespace pc::tok

@@ -33,4 +33,13 @@ std::vector<std::pair<std::string, std::string>> MergesFromScores(const SpBpeVoc
 // Errors (duplicate pieces) name `where`.
 nlohmann::json SentencePieceBpeJson(const SpBpeVocab& vocab, const std::string& where);
 
+// Why a sentencepiece model has no such tokenizer.json form ("" when it has one): it must be BPE, with
+// the identity normalizer (no precompiled charsmap), remove_extra_whitespaces=false,
+// escape_whitespaces=true and treat_whitespace_as_suffix=false — Llama's settings, the ones under which
+// the form gives sentencepiece's ids. Used by the native reader and by pc_tokenizer_spm.
+std::string SpJsonConversionProblem(const SpModelInfo& info);
+// The tokenizer.json form of a parsed model (bos from FindSpSpecialIds; Hugging Face's
+// SentencePieceExtractor merges). Throws "<where>: cannot write a tokenizer.json: <problem>".
+nlohmann::json SpModelBpeJson(const SpModelInfo& info, const std::string& where);
+
 }  // namespace pc::tok

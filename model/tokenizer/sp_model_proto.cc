@@ -104,6 +104,13 @@ void ParseTrainerSpec(std::string_view bytes, size_t base, const std::string& wh
       info->byte_fallback = r.Varint() != 0;
     } else if (field == 24 && wire == 0) {
       info->treat_whitespace_as_suffix = r.Varint() != 0;
+    } else if (field >= 40 && field <= 42 && wire == 0) {  // unk_id, bos_id, eos_id (int32)
+      auto id = static_cast<int32_t>(r.Varint());
+      (field == 40 ? info->trainer_unk_id : field == 41 ? info->trainer_bos_id : info->trainer_eos_id) = id;
+    } else if (field >= 45 && field <= 47 && wire == 2) {  // unk_piece, bos_piece, eos_piece
+      size_t offset;
+      std::string name(r.Bytes(&offset));
+      if (!name.empty()) (field == 45 ? info->unk_piece : field == 46 ? info->bos_piece : info->eos_piece) = name;
     } else {
       r.Skip(wire);
     }
@@ -155,7 +162,39 @@ SpModelInfo ParseSpModelProto(const std::string& bytes, const std::string& where
     }
   }
   PC_CHECK(!info.pieces.empty(), where, ": not a sentencepiece model (no pieces)");
+  int32_t unknown = -1;
+  for (size_t i = 0; i < info.pieces.size(); ++i) {
+    PC_CHECK(!info.pieces[i].piece.empty(), where, ": piece ", i, " is empty (sentencepiece forbids that)");
+    if (info.pieces[i].type != SpPieceType::kUnknown) continue;
+    PC_CHECK(unknown < 0, where, ": pieces ", unknown, " and ", i,
+             " are both UNKNOWN (sentencepiece needs exactly one)");
+    unknown = static_cast<int32_t>(i);
+  }
+  PC_CHECK(unknown >= 0, where, ": no piece has type UNKNOWN (sentencepiece needs exactly one, usually <unk>)");
   return info;
+}
+
+SpSpecialIds FindSpSpecialIds(const SpModelInfo& info) {
+  // sentencepiece's PieceToId: the piece's id, else the unknown piece's id.
+  int32_t unknown = -1;
+  for (size_t i = 0; i < info.pieces.size() && unknown < 0; ++i) {
+    if (info.pieces[i].type == SpPieceType::kUnknown) unknown = static_cast<int32_t>(i);
+  }
+  auto find = [&](const std::string& name, SpPieceType type) {
+    int32_t id = unknown;
+    for (size_t i = 0; i < info.pieces.size(); ++i) {
+      if (info.pieces[i].piece == name) {
+        id = static_cast<int32_t>(i);
+        break;
+      }
+    }
+    return id >= 0 && info.pieces[id].type == type ? id : -1;
+  };
+  SpSpecialIds ids;
+  ids.unk = find(info.unk_piece, SpPieceType::kUnknown);
+  ids.bos = find(info.bos_piece, SpPieceType::kControl);
+  ids.eos = find(info.eos_piece, SpPieceType::kControl);
+  return ids;
 }
 
 const char* SpModelTypeName(SpModelType type) {

@@ -1,11 +1,15 @@
 #include "model/tokenizer/tokenizer.h"
 
+#include <tuple>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_util.h"
+#include "core/log.h"
 #include "core/strings.h"
 #include "model/tokenizer/bpe_tokenizer.h"
-#include "model/tokenizer/sentencepiece_tokenizer.h"
+#include "model/tokenizer/sp_bpe_json.h"
+#include "model/tokenizer/sp_model_proto.h"
 
 namespace pc {
 
@@ -46,7 +50,7 @@ std::unique_ptr<Tokenizer> LoadJson(const std::string& json_path, const std::str
   nlohmann::json doc = LoadJsonFile(json_path);
   std::string type = JsonModelType(doc);
   if (!model_fallback.empty() && !type.empty() && type != "BPE") {
-    return std::make_unique<tok::SentencePieceTokenizer>(model_fallback);  // e.g. a Unigram model with its .model
+    return TokenizerFromSentencePieceBpe(model_fallback);  // errors when that model does not convert either
   }
   tok::FolderConfig folder = tok::ReadFolderConfig(fs::Parent(json_path));
   return std::make_unique<tok::BpeTokenizer>(std::move(doc), json_path, &folder);
@@ -61,29 +65,56 @@ std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& path) {
     std::string json = fs::Join(path, "tokenizer.json"), model = fs::Join(path, "tokenizer.model");
     bool has_model = fs::Exists(model);
     if (fs::Exists(json)) return LoadJson(json, has_model ? model : "");
-    if (has_model) return std::make_unique<tok::SentencePieceTokenizer>(model);
+    if (has_model) return TokenizerFromSentencePieceBpe(model);
     PC_THROW("tokenizer folder '", path, "' has neither tokenizer.json nor tokenizer.model");
   }
   if (EndsWith(path, ".json")) return LoadJson(path, "");
-  if (EndsWith(path, ".model")) return std::make_unique<tok::SentencePieceTokenizer>(path);
+  if (EndsWith(path, ".model")) return TokenizerFromSentencePieceBpe(path);
   // Another name: JSON when it starts like JSON, else a sentencepiece model.
   std::string head = fs::ReadFile(path).substr(0, 64);
   size_t first = head.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && head[first] == '{') return LoadJson(path, "");
-  return std::make_unique<tok::SentencePieceTokenizer>(path);
+  return TokenizerFromSentencePieceBpe(path);
 }
 
 std::unique_ptr<Tokenizer> TokenizerFromSentencePieceBpe(const std::string& model_path) {
-  tok::SentencePieceTokenizer sp(model_path);
-  return std::make_unique<tok::BpeTokenizer>(sp.ToBpeJson(), model_path + " (as tokenizer.json)");
+  PC_CHECK(fs::Exists(model_path), "sentencepiece model '", model_path, "' does not exist");
+  std::string bytes = fs::ReadFile(model_path);
+  tok::SpModelInfo info = tok::ParseSpModelProto(bytes, model_path);
+  std::string problem = tok::SpJsonConversionProblem(info);
+  PC_CHECK(problem.empty(), model_path, ": unsupported sentencepiece model: ", problem,
+           ". perpcomp reads tokenizer.model without libsentencepiece, as the Llama-style tokenizer.json form "
+           "that only sentencepiece BPE models with Llama's normalizer settings have, because libsentencepiece "
+           "cannot be loaded beside LibTorch on this platform (Debian 12's build crashes at start against "
+           "LibTorch's libprotobuf); provide a tokenizer.json with a BPE model instead");
+  tok::SpSpecialIds ids = tok::FindSpSpecialIds(info);
+  for (const auto& [what, found, trained] :
+       {std::tuple<const char*, int32_t, int32_t>{"unk", ids.unk, info.trainer_unk_id},
+        {"bos", ids.bos, info.trainer_bos_id},
+        {"eos", ids.eos, info.trainer_eos_id}}) {
+    if (found != trained) {
+      log::Warn("tokenizer", model_path, ": trainer_spec.", what, "_id is ", trained, " but the ", what,
+                " piece is id ", found, "; using ", found, " as libsentencepiece does");
+    }
+  }
+  auto tokenizer = std::make_unique<tok::BpeTokenizer>(tok::SpModelBpeJson(info, model_path), model_path);
+  tokenizer->AdoptSentencePieceModel(std::move(bytes), ids, model_path);
+  return tokenizer;
 }
 
 namespace {
 
+// A "sentencepiece-model" tokenizer (pc_tokenizer_spm) converts through its model's bytes.
+bool IsUnconvertedModel(const Tokenizer& tokenizer) {
+  return dynamic_cast<const tok::BpeTokenizer*>(&tokenizer) == nullptr && !tokenizer.sentencepiece_model().empty();
+}
+
 nlohmann::ordered_json TokenizerJson(const Tokenizer& tokenizer) {
   if (const auto* bpe = dynamic_cast<const tok::BpeTokenizer*>(&tokenizer)) return bpe->ToJson();
-  if (const auto* sp = dynamic_cast<const tok::SentencePieceTokenizer*>(&tokenizer)) {
-    return tok::BpeTokenizer(sp->ToBpeJson(), "tokenizer.model as tokenizer.json").ToJson();
+  if (IsUnconvertedModel(tokenizer)) {
+    const std::string where = "tokenizer.model";
+    tok::SpModelInfo info = tok::ParseSpModelProto(tokenizer.sentencepiece_model(), where);
+    return tok::BpeTokenizer(tok::SpModelBpeJson(info, where), where + " as tokenizer.json").ToJson();
   }
   PC_THROW("cannot write a tokenizer.json for a '", tokenizer.kind(), "' tokenizer");
 }
@@ -100,9 +131,10 @@ void SaveTokenizerJson(const Tokenizer& tokenizer, const std::string& path) {
 
 void SaveTokenizerFiles(const Tokenizer& tokenizer, const std::string& dir) {
   fs::MakeDirs(dir);
-  const auto* sp = dynamic_cast<const tok::SentencePieceTokenizer*>(&tokenizer);
-  bool has_json = sp == nullptr || sp->JsonConversionProblem().empty();
-  if (sp != nullptr) fs::WriteFileAtomic(fs::Join(dir, "tokenizer.model"), sp->model_bytes());
+  const std::string& model = tokenizer.sentencepiece_model();
+  bool has_json = !IsUnconvertedModel(tokenizer) ||
+                  tok::SpJsonConversionProblem(tok::ParseSpModelProto(model, "tokenizer.model")).empty();
+  if (!model.empty()) fs::WriteFileAtomic(fs::Join(dir, "tokenizer.model"), model);
   if (has_json) SaveTokenizerJson(tokenizer, fs::Join(dir, "tokenizer.json"));
 
   nlohmann::ordered_json specials;

@@ -139,53 +139,109 @@ TEST_CASE("huge inputs do not hang", "[tokenizer][shared]") {
   CHECK(seconds < 30);  // about 1 s in a release build
 }
 
-namespace {
-// Protobuf wire format, enough to write a small sentencepiece ModelProto.
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) s += static_cast<char>((v & 0x7F) | 0x80), v >>= 7;
-  return s + static_cast<char>(v);
-}
-std::string Field(int field, const std::string& bytes) { return Varint(field << 3 | 2) + Varint(bytes.size()) + bytes; }
-std::string FieldInt(int field, uint64_t v) { return Varint(field << 3) + Varint(v); }
-std::string Piece(const std::string& piece, float score, int type) {
-  std::string f(reinterpret_cast<const char*>(&score), 4);
-  return Field(1, Field(1, piece) + Varint(2 << 3 | 5) + f + FieldInt(3, type));
-}
-std::string UnigramModel() {
-  std::string m = Piece("<unk>", 0, 2) + Piece("<s>", 0, 3) + Piece("</s>", 0, 3) + Piece("\xE2\x96\x81", -1, 1) +
-                  Piece("a", -2, 1) + Piece("b", -3, 1) + Piece("\xE2\x96\x81" "ab", -1.5f, 1);
-  m += Field(2, FieldInt(3, 1));  // trainer_spec.model_type = UNIGRAM
-  m += Field(3, Field(1, "identity") + FieldInt(3, 1) + FieldInt(4, 0));
-  return m;
-}
-}  // namespace
+TEST_CASE("sentencepiece tokenizer.model read natively: a small BPE model", "[tokenizer]") {
+  using pc::test::ProtoBytes;
+  using pc::test::ProtoInt;
+  std::string dir = pc::test::TempDir("sp-native");
+  pc::test::WriteFileBytes(dir + "/bpe.model", pc::test::SpSmallModel(2));
+  auto tok = pc::LoadTokenizer(dir + "/bpe.model");
+  CHECK(tok->kind() == "bpe-sentencepiece");
+  CHECK(tok->vocab_size() == 9);
+  CHECK(tok->unk_id() == 0);
+  CHECK(tok->bos_id() == 1);
+  CHECK(tok->eos_id() == 2);
+  CHECK(tok->prefix_ids() == Ids{1});
+  CHECK(tok->sentencepiece_model() == pc::test::SpSmallModel(2));
+  CHECK(tok->Encode("ab a") == Ids{8, 6});
+  CHECK(tok->Encode("ab c") == Ids{8, 3, 0});  // "c" is no piece and there is no byte fallback
+  CHECK(tok->Decode({8, 6}) == "ab a");
+  CHECK(tok->IsSpecial(1));
+  CHECK_FALSE(tok->IsSpecial(8));
+  // The same through a folder (no tokenizer.json) and through TokenizerFromSentencePieceBpe.
+  pc::fs::MakeDirs(dir + "/folder");
+  pc::test::WriteFileBytes(dir + "/folder/tokenizer.model", pc::test::SpSmallModel(2));
+  CHECK(pc::LoadTokenizer(dir + "/folder")->Encode("ab a b") == tok->Encode("ab a b"));
+  CHECK(pc::TokenizerFromSentencePieceBpe(dir + "/bpe.model")->Encode("ab a b") == tok->Encode("ab a b"));
+  // SaveTokenizerFiles writes tokenizer.json and the original tokenizer.model bytes.
+  pc::SaveTokenizerFiles(*tok, dir + "/saved");
+  CHECK(pc::fs::ReadFile(dir + "/saved/tokenizer.model") == pc::test::SpSmallModel(2));
+  CHECK(pc::fs::Exists(dir + "/saved/tokenizer.json"));
+  auto saved = pc::LoadTokenizer(dir + "/saved");
+  CHECK(saved->Encode("ab a b") == tok->Encode("ab a b"));
+  CHECK(saved->eos_id() == 2);
 
-TEST_CASE("sentencepiece models: errors, and what does not convert to tokenizer.json", "[tokenizer]") {
+  // Special pieces as sentencepiece finds them: by the names trainer_spec gives, CONTROL pieces only.
+  std::string named = pc::test::SpPieceProto("<unk>", 0, 2) + pc::test::SpPieceProto("<eos>", 0, 3) +
+                      pc::test::SpPieceProto("<bos>", 0, 3) + pc::test::SpPieceProto("a", -1, 1) +
+                      ProtoBytes(2, ProtoInt(3, 2) + ProtoInt(41, 2) + ProtoInt(42, 1) + ProtoBytes(46, "<bos>") +
+                                        ProtoBytes(47, "<eos>")) +
+                      pc::test::SpNormalizerProto();
+  pc::test::WriteFileBytes(dir + "/named.model", named);
+  auto t = pc::LoadTokenizer(dir + "/named.model");
+  CHECK(t->bos_id() == 2);
+  CHECK(t->eos_id() == 1);
+  CHECK(t->prefix_ids() == Ids{2});
+  // No bos (trainer_spec.bos_id -1 and no <s>) and an eos piece that is not CONTROL: both -1.
+  std::string plain = pc::test::SpPieceProto("<unk>", 0, 2) + pc::test::SpPieceProto("</s>", 0, 1) +
+                      pc::test::SpPieceProto("a", -1, 1) + ProtoBytes(2, ProtoInt(3, 2) + ProtoInt(41, -1)) +
+                      pc::test::SpNormalizerProto();
+  pc::test::WriteFileBytes(dir + "/plain.model", plain);
+  t = pc::LoadTokenizer(dir + "/plain.model");
+  CHECK(t->bos_id() == -1);
+  CHECK(t->eos_id() == -1);  // (a warning: trainer_spec.eos_id is 2 by default)
+  CHECK(t->unk_id() == 0);
+  CHECK(t->prefix_ids().empty());
+  CHECK(t->Encode("a") == Ids{0, 2});  // "▁" is no piece: unk, then "a"
+}
+
+TEST_CASE("sentencepiece models: errors, and what does not convert", "[tokenizer]") {
+  using pc::test::ProtoBytes;
+  using pc::test::ProtoInt;
   std::string dir = pc::test::TempDir("sp-models");
   pc::test::WriteFileBytes(dir + "/garbage.model", "this is not a protobuf \xFF\xFF\xFF\xFF");
   CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/garbage.model"), Contains("garbage.model") &&
                                                                    Contains("not a sentencepiece model"));
   pc::test::WriteFileBytes(dir + "/empty.model", "");
   CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/empty.model"), Contains("not a sentencepiece model (no pieces)"));
+  CHECK_THROWS_WITH(pc::TokenizerFromSentencePieceBpe(dir + "/none.model"),
+                    Contains("sentencepiece model '" + dir + "/none.model' does not exist"));
+  pc::test::WriteFileBytes(dir + "/truncated.model", pc::test::SpSmallModel(2).substr(0, 25));
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/truncated.model"), Contains("malformed protobuf at byte") &&
+                                                                     Contains("truncated"));
+  // What libsentencepiece refuses at load.
+  std::string normalizer = pc::test::SpNormalizerProto(), bpe = ProtoBytes(2, ProtoInt(3, 2));
+  pc::test::WriteFileBytes(dir + "/nounk.model", pc::test::SpPieceProto("a", 0, 1) + bpe + normalizer);
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/nounk.model"), Contains("nounk.model: no piece has type UNKNOWN"));
+  pc::test::WriteFileBytes(dir + "/twounk.model", pc::test::SpPieceProto("<unk>", 0, 2) +
+                                                      pc::test::SpPieceProto("<unk2>", 0, 2) + bpe + normalizer);
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/twounk.model"), Contains("pieces 0 and 1 are both UNKNOWN"));
+  pc::test::WriteFileBytes(dir + "/emptypiece.model", pc::test::SpPieceProto("<unk>", 0, 2) +
+                                                          pc::test::SpPieceProto("", 0, 1) + bpe + normalizer);
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/emptypiece.model"), Contains("piece 1 is empty"));
 
-  pc::test::WriteFileBytes(dir + "/unigram.model", UnigramModel());
-  auto uni = pc::LoadTokenizer(dir + "/unigram.model");
-  CHECK(uni->kind() == "sentencepiece-model");
-  CHECK(uni->Encode("ab a") == std::vector<int32_t>{6, 3, 4});
-  CHECK(uni->Decode(uni->Encode("ab a")) == "ab a");
-  CHECK_THROWS_WITH(pc::TokenizerFromSentencePieceBpe(dir + "/unigram.model"),
-                    Contains("cannot write a tokenizer.json") && Contains("UNIGRAM model (only BPE models convert)"));
-  CHECK_THROWS_WITH(pc::SaveTokenizerJson(*uni, dir + "/out.json"), Contains("UNIGRAM"));
-  // SaveTokenizerFiles writes the model and the configs, but no tokenizer.json.
-  pc::SaveTokenizerFiles(*uni, dir + "/saved");
-  CHECK(pc::fs::Exists(dir + "/saved/tokenizer.model"));
-  CHECK_FALSE(pc::fs::Exists(dir + "/saved/tokenizer.json"));
-  CHECK(pc::LoadTokenizer(dir + "/saved")->Encode("ab a") == uni->Encode("ab a"));
-  // A folder whose tokenizer.json has a model type we do not read falls back to its tokenizer.model.
+  // Models without a tokenizer.json form: a clear error naming the file and why.
+  auto unsupported = [&](const std::string& name, const std::string& bytes, const std::string& why) {
+    pc::test::WriteFileBytes(dir + "/" + name, bytes);
+    CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/" + name),
+                      Contains(dir + "/" + name + ": unsupported sentencepiece model: ") && Contains(why) &&
+                          Contains("libsentencepiece cannot be loaded beside LibTorch"));
+  };
+  unsupported("unigram.model", pc::test::SpSmallModel(1),
+              "it is a sentencepiece UNIGRAM model (only BPE models convert)");
+  unsupported("nfkc.model", pc::test::SpSmallModel(2, "", pc::test::SpNormalizerProto("nmt_nfkc")),
+              "normalizer 'nmt_nfkc' has no tokenizer.json equivalent");
+  unsupported("suffix.model", pc::test::SpSmallModel(2, ProtoInt(24, 1)), "treat_whitespace_as_suffix=false");
+  unsupported("extra-ws.model", pc::test::SpSmallModel(2, "", ProtoBytes(3, ProtoBytes(1, "identity"))),
+              "remove_extra_whitespaces=false");
+  CHECK_THROWS_WITH(pc::TokenizerFromSentencePieceBpe(dir + "/unigram.model"), Contains("UNIGRAM"));
+  // A folder whose tokenizer.json has a model type we do not read falls back to its tokenizer.model,
+  // which fails the same way when it is not a convertible BPE model.
   pc::fs::MakeDirs(dir + "/both");
-  pc::test::WriteFileBytes(dir + "/both/tokenizer.model", UnigramModel());
+  pc::test::WriteFileBytes(dir + "/both/tokenizer.model", pc::test::SpSmallModel(1));
   pc::test::WriteFileBytes(dir + "/both/tokenizer.json", R"({"model": {"type": "Unigram", "vocab": []}})");
-  CHECK(pc::LoadTokenizer(dir + "/both")->kind() == "sentencepiece-model");
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/both"),
+                    Contains("both/tokenizer.model: unsupported sentencepiece model"));
   CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/both/tokenizer.json"), Contains("unsupported model type 'Unigram'"));
+  pc::test::WriteFileBytes(dir + "/both/tokenizer.model", pc::test::SpSmallModel(2));
+  CHECK(pc::LoadTokenizer(dir + "/both")->Encode("ab a") == Ids{8, 6});
 }

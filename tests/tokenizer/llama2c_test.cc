@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/fs.h"
+#include "model/tokenizer/libsentencepiece.h"
 #include "model/tokenizer/sp_model_proto.h"
 #include "model/tokenizer/tokenizer.h"
 #include "tests/test_support.h"
@@ -203,8 +204,8 @@ TEST_CASE("llama2.c export of the 32000-piece Llama vocabulary: Encode equals ll
   CHECK(tok->vocab_size() == 32000);
   Llama2cReference ref(path, 32000);
   CompareWithReference(*tok, ref, AllTexts(250));
-  // And llama2.c's tokenization is the sentencepiece model's on these texts.
-  auto sp = pc::LoadTokenizer(pc::test::SharedPath("tokenizers/llama-spm/tokenizer.model"));
+  // And llama2.c's tokenization is the sentencepiece model's (through libsentencepiece) on these texts.
+  auto sp = pc::LoadSentencePieceModel(pc::test::SharedPath("tokenizers/llama-spm/tokenizer.model"));
   for (const std::string& text : AllTexts(50)) CHECK(tok->Encode(text) == sp->Encode(text));
 }
 

@@ -1,10 +1,14 @@
 #include "tests/tokenizer/tok_test_util.h"
 
+#include <catch2/catch.hpp>
+
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/fs.h"
 #include "core/strings.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/test_support.h"
 
 namespace pc::test {
@@ -82,6 +86,56 @@ std::vector<std::string> TrickyTexts() {
       "x = [1, 2, 3]; y = {\"a\": 1} // code?",
       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
   };
+}
+
+void CheckSameTokenizer(const Tokenizer& a, const Tokenizer& b, bool compare_special_decode) {
+  CHECK(a.vocab_size() == b.vocab_size());
+  CHECK(a.bos_id() == b.bos_id());
+  CHECK(a.eos_id() == b.eos_id());
+  CHECK(a.unk_id() == b.unk_id());
+  CHECK(a.prefix_ids() == b.prefix_ids());
+  for (int32_t id = 0; id < a.vocab_size(); id += 97) CHECK(a.IdToPiece(id) == b.IdToPiece(id));
+  std::vector<std::string> texts = TrickyTexts();
+  for (const auto& line : WikiTextLines(100)) texts.push_back(line);
+  texts.push_back("special <|endoftext|> and <s> </s> <unk> typed in");
+  for (const std::string& text : texts) {
+    std::vector<int32_t> ids = a.Encode(text);
+    CHECK(b.Encode(text) == ids);
+    CHECK(b.Decode(ids) == a.Decode(ids));
+    if (compare_special_decode) CHECK(b.Decode(ids, false) == a.Decode(ids, false));
+  }
+}
+
+std::string ProtoVarint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7F) | 0x80);
+  return s + static_cast<char>(v);
+}
+
+std::string ProtoBytes(int field, const std::string& bytes) {
+  return ProtoVarint(static_cast<uint64_t>(field) << 3 | 2) + ProtoVarint(bytes.size()) + bytes;
+}
+
+std::string ProtoInt(int field, int64_t v) {
+  return ProtoVarint(static_cast<uint64_t>(field) << 3) + ProtoVarint(static_cast<uint64_t>(v));
+}
+
+std::string SpPieceProto(const std::string& piece, float score, int type) {
+  std::string f(4, '\0');
+  std::memcpy(f.data(), &score, 4);
+  return ProtoBytes(1, ProtoBytes(1, piece) + ProtoVarint(2 << 3 | 5) + f + ProtoInt(3, type));
+}
+
+std::string SpNormalizerProto(const std::string& name) {
+  return ProtoBytes(3, ProtoBytes(1, name) + ProtoInt(3, 1) + ProtoInt(4, 0));
+}
+
+std::string SpSmallModel(int model_type, const std::string& trainer_extra, const std::string& normalizer) {
+  const std::string ws = "\xE2\x96\x81";
+  std::string m = SpPieceProto("<unk>", 0, 2) + SpPieceProto("<s>", 0, 3) + SpPieceProto("</s>", 0, 3) +
+                  SpPieceProto(ws, -1, 1) + SpPieceProto("a", -2, 1) + SpPieceProto("b", -3, 1) +
+                  SpPieceProto(ws + "a", -0.5f, 1) + SpPieceProto("ab", -1, 1) + SpPieceProto(ws + "ab", -0.2f, 1);
+  return m + ProtoBytes(2, ProtoInt(3, model_type) + trainer_extra) + normalizer;
 }
 
 }  // namespace pc::test

@@ -1,0 +1,41 @@
+#include "metrics/lm_eval_import.h"
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/json_util.h"
+#include "core/sha256.h"
+
+namespace pc {
+
+LmEvalResults ReadLmEvalResults(const std::string& path) {
+  PC_CHECK(fs::Exists(path), "--import-lm-eval: '", path, "' does not exist");
+  const std::string bytes = fs::ReadFile(path);
+  nlohmann::json j = ParseJson(bytes, path);
+  PC_CHECK(j.is_object() && j.contains("results") && j["results"].is_object(), "--import-lm-eval: '", path,
+           "' has no \"results\" object (expected an lm-evaluation-harness results file)");
+  LmEvalResults r;
+  r.path = path;
+  r.sha256 = Sha256Hex(bytes);
+  for (const auto& [task, metrics] : j["results"].items()) {  // nlohmann's object iterates sorted by key
+    PC_CHECK(metrics.is_object(), "--import-lm-eval: '", path, "': results.", task, " is ", metrics.type_name(),
+             ", expected an object of metrics");
+    for (const auto& [key, value] : metrics.items()) {
+      if (!value.is_number()) continue;
+      LmEvalScore s;
+      s.task = task;
+      size_t comma = key.find(',');
+      s.metric = comma == std::string::npos ? key : key.substr(0, comma);
+      s.filter = comma == std::string::npos ? "" : key.substr(comma + 1);
+      s.value = value.get<double>();
+      r.scores.push_back(std::move(s));
+    }
+  }
+  PC_CHECK(!r.scores.empty(), "--import-lm-eval: '", path, "' holds no numeric scores under \"results\"");
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("model_args")) {
+    const auto& m = j["config"]["model_args"];
+    r.model_args = m.is_string() ? m.get<std::string>() : m.dump();
+  }
+  return r;
+}
+
+}  // namespace pc

@@ -1,0 +1,35 @@
+// metrics/model_compare.h — a compressed model against its reference: same architecture and
+// shapes (checked, the first difference named), and weight-space error per linear.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace pc {
+
+// Throws naming the first differing config field (forward-relevant fields of ModelConfig, in
+// a fixed order) or tensor (name, presence or shape, in the checkpoint order). AWQ's scaled
+// activation tensors (act_scales) may be present in either model and are not compared.
+// `ref_name` / `comp_name` name the models in the message ("reference 'DIR'").
+void CheckSameArchitecture(Model& ref, Model& comp, const std::string& ref_name, const std::string& comp_name);
+// The config part of the check only (no weights needed).
+void CheckSameConfig(const ModelConfig& ref, const ModelConfig& comp, const std::string& ref_name,
+                     const std::string& comp_name);
+
+struct WeightError {
+  std::string name;      // HF module name
+  int layer = -1;        // -1 for lm_head
+  std::string role;      // "q", ..., "down", "lm_head"
+  int64_t numel = 0;
+  double rel_fro = 0;    // ‖Ŵ − W‖_F / ‖W‖_F in float64 (NaN when ‖W‖ = 0)
+  double sparsity = 0;   // fraction of exact zeros in Ŵ
+  double ref_sparsity = 0;  // the same for W
+};
+
+// Every block linear in forward order, then lm_head.
+std::vector<WeightError> CompareWeights(Model& ref, Model& comp);
+
+}  // namespace pc

@@ -1,0 +1,70 @@
+// Downstream loss against a reference: KL and delta NLL on a real model (stories260K).
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "calibration/windows.h"
+#include "metrics/logit_compare.h"
+#include "metrics/measure.h"
+#include "metrics/reference_eval.h"
+#include "model/tokenizer/tokenizer.h"
+#include "tests/metrics/metrics_test_util.h"
+#include "tests/test_support.h"
+
+TEST_CASE("KL and delta NLL agree in sign and order on copies with growing weight noise", "[metrics][shared]") {
+  PC_REQUIRE_SHARED();
+  std::string ref = pc::test::Stories260KDir();
+  REQUIRE_FALSE(ref.empty());
+  auto tok = pc::LoadTokenizer(ref);
+  pc::TokenWindows w = pc::MakeWindows(pc::TokenizeStream(*tok, pc::test::StoryText()), 64, 8, "story");
+  std::vector<double> kl, dnll, kl_measure;
+  for (double sigma : {0.05, 0.1, 0.2, 0.4}) {
+    std::string comp =
+        pc::test::EditedCopy(ref, [&](pc::Model& m) { pc::test::AddWeightNoise(m, sigma, /*seed=*/7); }, "noise");
+    auto model = pc::Model::Load(comp);
+    pc::ReferenceEvalOptions eo;
+    eo.reference_dir = ref;
+    pc::ReferenceEvalResult r = pc::EvaluateAgainstReference(*model, w.tokens, eo);
+    kl.push_back(r.downstream.kl_mean);
+    dnll.push_back(r.downstream.delta_nll);
+    auto reference = pc::Model::Load(ref);
+    pc::MeasureResult m = pc::Measure(*reference, *model, w.tokens, pc::MeasureOptions());
+    kl_measure.push_back(m.downstream.kl_mean);
+    INFO("sigma " << sigma << ": KL " << kl.back() << ", delta NLL " << dnll.back());
+    CHECK(r.downstream.kl_mean > 0);
+    CHECK(r.downstream.delta_nll > 0);  // the same sign as KL (>= 0)
+    CHECK(r.downstream.top1_agreement < 1);
+    CHECK(m.downstream.kl_mean == Approx(r.downstream.kl_mean).epsilon(1e-9));
+  }
+  for (size_t i = 1; i < kl.size(); ++i) {
+    INFO("step " << i);
+    CHECK(kl[i] > kl[i - 1]);
+    CHECK(dnll[i] > dnll[i - 1]);
+    CHECK(kl_measure[i] > kl_measure[i - 1]);
+  }
+}
+
+TEST_CASE("per-token NLL, KL and top-1 agreement of hand-made logits", "[metrics]") {
+  // One window of 3 tokens, vocabulary 2: predictions at positions 0 and 1.
+  at::Tensor ref = at::zeros({1, 3, 2});
+  at::Tensor out = at::zeros({1, 3, 2});
+  ref[0][0][1] = std::log(3.0);  // p_ref = (1/4, 3/4)
+  out[0][0][0] = std::log(3.0);  // p = (3/4, 1/4): KL = 1/4 log(1/3) + 3/4 log 3 = 0.5 log 3
+  at::Tensor tokens = at::tensor({0, 1, 0}, at::kLong).view({1, 3});
+  pc::TokenLogitStats s = pc::CompareLogits(ref, out, tokens);
+  REQUIRE(s.kl.sizes() == at::IntArrayRef({1, 2}));
+  CHECK(s.kl[0][0].item<double>() == Approx(0.5 * std::log(3.0)).epsilon(1e-6));
+  CHECK(s.kl[0][1].item<double>() == Approx(0).margin(1e-12));
+  CHECK(s.nll_ref[0][0].item<double>() == Approx(-std::log(0.75)).epsilon(1e-6));  // target 1
+  CHECK(s.nll[0][0].item<double>() == Approx(-std::log(0.25)).epsilon(1e-6));
+  CHECK(s.top1[0][0].item<uint8_t>() == 0);
+  CHECK(s.top1[0][1].item<uint8_t>() == 1);
+  pc::DownstreamAccumulator acc;
+  acc.Add(s);
+  pc::DownstreamSummary d = acc.Finish();
+  CHECK(d.tokens == 2);
+  CHECK(d.top1_agreement == 0.5);
+  CHECK(d.kl_mean == Approx(0.25 * std::log(3.0)).epsilon(1e-6));
+  CHECK(d.kl_max == Approx(0.5 * std::log(3.0)).epsilon(1e-6));
+  CHECK(d.delta_nll == Approx((-std::log(0.25) - std::log(0.5) - (-std::log(0.75) - std::log(0.5))) / 2).epsilon(1e-6));
+}

@@ -1,0 +1,45 @@
+// lm-evaluation-harness results files.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "metrics/lm_eval_import.h"
+#include "tests/test_support.h"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("lm-eval results: new (metric,filter) and old key styles, errors name the file", "[metrics]") {
+  std::string dir = pc::test::TempDir("lmeval");
+  std::string path = dir + "/results.json";
+  std::ofstream(path) << R"({
+    "results": {
+      "blimp_regular_plural_subject_verb_agreement_1": {"alias": " - blimp_regular", "acc,none": 0.812, "acc_stderr,none": 0.0123},
+      "arc_easy": {"acc": 0.43, "acc_norm": 0.41, "acc_stderr": "N/A"}
+    },
+    "config": {"model": "hf", "model_args": "pretrained=/models/x,dtype=float32"}
+  })";
+  pc::LmEvalResults r = pc::ReadLmEvalResults(path);
+  REQUIRE(r.scores.size() == 4);
+  CHECK(r.scores[0].task == "arc_easy");  // tasks sorted
+  CHECK(r.scores[0].metric == "acc");
+  CHECK(r.scores[0].filter == "");
+  CHECK(r.scores[1].metric == "acc_norm");
+  CHECK(r.scores[2].task == "blimp_regular_plural_subject_verb_agreement_1");
+  CHECK(r.scores[2].metric == "acc");
+  CHECK(r.scores[2].filter == "none");
+  CHECK(r.scores[2].value == 0.812);
+  CHECK(r.scores[3].metric == "acc_stderr");
+  CHECK(r.model_args == "pretrained=/models/x,dtype=float32");
+  CHECK(r.sha256.size() == 64);
+
+  std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << R"({"versions": {}})";
+  CHECK_THROWS_WITH(pc::ReadLmEvalResults(bad), Contains("'" + bad + "' has no \"results\" object"));
+  std::ofstream(bad) << R"({"results": {"t": 3}})";
+  CHECK_THROWS_WITH(pc::ReadLmEvalResults(bad), Contains("results.t is number, expected an object of metrics"));
+  std::ofstream(bad) << R"({"results": {"t": {"alias": "x"}}})";
+  CHECK_THROWS_WITH(pc::ReadLmEvalResults(bad), Contains("holds no numeric scores"));
+  std::ofstream(bad) << "{";
+  CHECK_THROWS_WITH(pc::ReadLmEvalResults(bad), Contains(bad + ": invalid JSON"));
+  CHECK_THROWS_WITH(pc::ReadLmEvalResults(dir + "/none.json"), Contains("none.json' does not exist"));
+}

@@ -1,0 +1,103 @@
+// perpcomp compress --model DIR --recipe FILE|NAME [--calib SPEC] --out DIR [--dry-run]
+#include <cstdio>
+#include <iostream>
+
+#include "compress/method.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "recipes/compress_run.h"
+#include "recipes/plan.h"
+#include "tools/cli.h"
+
+namespace pc::cli {
+
+namespace {
+
+void ListMethods() {
+  const MethodRegistry& r = MethodRegistry::Builtins();
+  for (const auto& name : r.Names()) {
+    const MethodInfo& m = r.Get(name);
+    std::printf("%-12s %s [%s; calibration windowing %s; next block fed with %s outputs]\n", m.name.c_str(),
+                m.summary.c_str(), m.family.c_str(), m.default_windowing.c_str(),
+                m.default_propagate_compressed ? "compressed" : "original");
+    for (const auto& p : m.params) {
+      std::printf("    %-18s %-12s default %-10s %s\n", p.name.c_str(), p.RangeText().c_str(),
+                  ParamText(p.default_value).c_str(), p.doc.c_str());
+    }
+  }
+  std::printf("\nshipped recipes (%s):", recipes::ShippedRecipesDir().c_str());
+  for (const auto& n : recipes::ListShippedRecipes(recipes::ShippedRecipesDir())) std::printf(" %s", n.c_str());
+  std::printf("\n");
+}
+
+}  // namespace
+
+int RunCompressCmd(const std::vector<std::string>& args) {
+  CommonOptions common;
+  std::string model_dir, recipe_arg;
+  recipes::CompressRunOptions ro;
+  bool dry_run = false;
+  int64_t samples = 0, seq_len = 0;
+  int64_t seed = -1;
+  std::string windowing, text_field;
+  po::options_description desc("options");
+  desc.add_options()
+    ("model", po::value<std::string>(&model_dir), "Hugging Face model folder")
+    ("recipe", po::value<std::string>(&recipe_arg), "recipe file, or a shipped recipe name (see --list-methods)")
+    ("calib", po::value<std::string>(&ro.calib.source), "calibration text (plain or *.jsonl) or self:N")
+    ("calib-samples", po::value<int64_t>(&samples)->default_value(0), "calibration samples (0: recipe/method default, 128)")
+    ("calib-seq-len", po::value<int64_t>(&seq_len)->default_value(0), "tokens per sample (0: recipe default, min(512, context))")
+    ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)")
+    ("calib-windowing", po::value<std::string>(&windowing), "awq | random (default: the method's convention)")
+    ("text-field", po::value<std::string>(&text_field), "JSON-lines field of the calibration text (default text)")
+    ("out", po::value<std::string>(&ro.out_dir), "output Hugging Face folder (with compress.h5)")
+    ("overwrite", po::bool_switch(&ro.overwrite), "replace an existing --out (written beside it, swapped in when complete)")
+    ("format", po::value<std::string>(&ro.format)->default_value("hf"), "hf | awq-gemm (also writes OUT/awq-gemm)")
+    ("micro-batch", po::value<int64_t>(&ro.micro_batch)->default_value(0), "calibration windows per forward (0: auto)")
+    ("dry-run", po::bool_switch(&dry_run), "print the plan (every linear: method and parameters, or why skipped); touch nothing")
+    ("list-methods", "list the registered methods, their parameters and the shipped recipes");
+  AddCommonOptions(desc, common);
+  po::variables_map vm;
+  if (!Parse("compress", "--model DIR --recipe FILE|NAME --calib SPEC --out DIR [--dry-run]", desc, args, vm,
+             nullptr, &common)) {
+    return 0;
+  }
+  if (vm.count("list-methods")) {
+    ListMethods();
+    return 0;
+  }
+  PC_CHECK(!model_dir.empty(), "--model is required");
+  PC_CHECK(!recipe_arg.empty(), "--recipe is required (a file, or a shipped name: see --list-methods)");
+  if (samples != 0) { PC_CHECK(samples > 0, "--calib-samples must be positive, got ", samples); ro.calib.samples = samples; }
+  if (seq_len != 0) { PC_CHECK(seq_len > 0, "--calib-seq-len must be positive, got ", seq_len); ro.calib.seq_len = seq_len; }
+  if (seed >= 0) ro.calib.seed = static_cast<uint64_t>(seed);
+  if (!windowing.empty()) ro.calib.windowing = windowing;
+  if (!text_field.empty()) ro.calib.text_field = text_field;
+  ro.model_dir = model_dir;
+
+  recipes::RecipeSpec recipe = recipes::LoadRecipe(recipe_arg);
+  if (dry_run) {
+    LoadOptions lo;
+    lo.load_blocks = false;
+    auto model = Model::Load(model_dir, lo);
+    recipes::ResolvedRecipe resolved = recipes::ResolvePlan(recipe, *model, MethodRegistry::Builtins());
+    CalibSpec c = recipes::MergeCalib(resolved, ro.calib, *model);
+    std::printf("recipe %s (%s) on %s (%s, %d layers)\n", recipe.name.value.c_str(), recipe.name.loc.file.c_str(),
+                model_dir.c_str(), model->config().model_type.c_str(), model->num_layers());
+    std::printf("calibration: %s, %lld samples x %lld tokens, %s windowing, seed %llu\n",
+                c.source.empty() ? "(no --calib given)" : c.source.c_str(), (long long)c.samples,
+                (long long)c.seq_len, WindowingName(c.windowing), (unsigned long long)c.seed);
+    std::fputs(recipes::FormatPlan(resolved, *model).c_str(), stdout);
+    return 0;
+  }
+  PC_CHECK(!ro.out_dir.empty(), "--out is required (or --dry-run)");
+  PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
+  fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out");
+  recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);
+  std::printf("wrote %s: %d linears compressed, %d skipped, %.1f s (log: %s)\n", ro.out_dir.c_str(), r.compressed,
+              r.skipped, r.engine.seconds, fs::Join(ro.out_dir, "compress.h5").c_str());
+  return 0;
+}
+
+}  // namespace pc::cli

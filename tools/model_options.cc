@@ -1,0 +1,30 @@
+#include "tools/model_options.h"
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/tensor_util.h"
+
+namespace pc::cli {
+
+void AddModelOptions(po::options_description& desc, ModelOptions& opts, bool required) {
+  auto* model = po::value<std::string>(&opts.model);
+  if (required) model->required();
+  desc.add_options()
+    ("model", model, "Hugging Face model folder (config.json, *.safetensors, tokenizer)")
+    ("dtype", po::value<std::string>(&opts.dtype)->default_value("f32"), "compute dtype: f32 | bf16");
+}
+
+std::unique_ptr<Model> LoadModel(const ModelOptions& opts) {
+  LoadOptions lo;
+  lo.dtype = ParseDType(opts.dtype);
+  PC_CHECK(lo.dtype != at::kHalf, "--dtype f16 is not supported for computing on this CPU (use f32 or bf16)");
+  return Model::Load(opts.model, lo);
+}
+
+std::unique_ptr<Tokenizer> LoadModelTokenizer(const std::string& model_dir) {
+  PC_CHECK(fs::Exists(fs::Join(model_dir, "tokenizer.json")) || fs::Exists(fs::Join(model_dir, "tokenizer.model")),
+           "'", model_dir, "' has no tokenizer.json or tokenizer.model");
+  return LoadTokenizer(model_dir);
+}
+
+}  // namespace pc::cli

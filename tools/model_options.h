@@ -1,0 +1,24 @@
+// tools/model_options.h — the model options shared by verbs that run a model.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+#include "model/tokenizer/tokenizer.h"
+#include "tools/cli.h"
+
+namespace pc::cli {
+
+struct ModelOptions {
+  std::string model;
+  std::string dtype = "f32";
+};
+
+// --model DIR (required unless `required` is false), --dtype.
+void AddModelOptions(po::options_description& desc, ModelOptions& opts, bool required = true);
+std::unique_ptr<Model> LoadModel(const ModelOptions& opts);
+// The model folder's tokenizer; errors name the folder.
+std::unique_ptr<Tokenizer> LoadModelTokenizer(const std::string& model_dir);
+
+}  // namespace pc::cli
