@@ -1,6 +1,7 @@
 #include "compress/awq_block.h"
 
 #include <chrono>
+#include <ctime>
 #include <set>
 
 #include "compress/awq_groups.h"
@@ -14,6 +15,9 @@ namespace {
 double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+// Processor time of the whole process (all threads), for the log and the records.
+double CpuNow() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 // One pass of the original block: what the searches and the clipping need (see the header).
 // Full-size captures are written into preallocated (tokens, features) tensors.
@@ -135,6 +139,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
 
   // 1. Capture.
   auto t_capture = std::chrono::steady_clock::now();
+  const double cpu_capture = CpuNow();
   CaptureHooks cap(T);
   for (const ScaleGroup& g : groups) {
     if (!g.active()) continue;
@@ -163,17 +168,18 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
       model.BlockForward(layer, h.narrow(0, s, std::min(mb, N - s)), ctx);
     }
   }
-  const double capture_s = Since(t_capture);
+  const double capture_s = Since(t_capture), capture_cpu = CpuNow() - cpu_capture;
 
   // 2. Search every group on the original block.
   std::vector<SearchResult> results(groups.size());
-  std::vector<double> seconds(groups.size(), 0.0);
+  std::vector<double> seconds(groups.size(), 0.0), cpu_seconds(groups.size(), 0.0);
   at::Tensor attn_inv = cap.attn.defined() ? InverseNorms(cap.attn) : at::Tensor();
   at::Tensor mlp_inv = cap.mlp.defined() ? InverseNorms(cap.mlp) : at::Tensor();
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const ScaleGroup& g = groups[gi];
     if (!g.active()) continue;
     auto t0 = std::chrono::steady_clock::now();
+    const double c0 = CpuNow();
     std::vector<Linear*> members;
     for (int i : g.members) members.push_back(&block.linears[i]);
     at::Tensor x_mean = (cap.abs_sum.at(g.members[0]) / static_cast<double>(T)).to(at::kFloat);  // (in,)
@@ -199,6 +205,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
     }
     results[gi] = SearchScales(members, x_mean, o.search, eval, "layer " + std::to_string(layer) + " " + g.name);
     seconds[gi] = Since(t0);
+    cpu_seconds[gi] = CpuNow() - c0;
   }
   cap.full.clear();
   cap.attn = cap.mlp = cap.mlp_in = at::Tensor();
@@ -219,6 +226,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
 
   // 4. Clip on the scaled weights with the scaled inputs.
   auto t_clip = std::chrono::steady_clock::now();
+  const double cpu_clip = CpuNow();
   const QuantSpec& spec = o.search.spec;
   for (int i : clip_targets) {
     Linear& lin = block.linears[i];
@@ -241,9 +249,14 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
     }
     (*notes)[lin.name].clip_step = c.step;
   }
-  const double clip_s = Since(t_clip);
-  log::Verbose("awq", "layer ", layer, ": capture ", FormatDouble(capture_s, 3), " s, clip ", FormatDouble(clip_s, 3),
-               " s for ", clip_targets.size(), " linears");
+  const double clip_s = Since(t_clip), clip_cpu = CpuNow() - cpu_clip;
+  std::string search_log;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (groups[gi].active()) search_log += Str(", ", groups[gi].kind, " ", FormatDouble(cpu_seconds[gi], 3));
+  }
+  log::Verbose("awq", "layer ", layer, " (wall s / cpu s): capture ", FormatDouble(capture_s, 3), " / ",
+               FormatDouble(capture_cpu, 3), ", clip ", FormatDouble(clip_s, 3), " / ", FormatDouble(clip_cpu, 3),
+               " for ", clip_targets.size(), " linears; search cpu s", search_log);
 
   // 5. One record per group.
   for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -281,6 +294,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
       rec.values["scale_min"] = r.scales.min().item<double>();
       rec.values["scale_max"] = r.scales.max().item<double>();
       rec.values["seconds"] = seconds[gi];
+      rec.values["cpu_seconds"] = cpu_seconds[gi];
       rec.arrays["alpha"] = r.alpha;
       rec.arrays["objective"] = r.objective;
       rec.arrays["iso"] = r.iso;

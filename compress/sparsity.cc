@@ -1,6 +1,10 @@
 #include "compress/sparsity.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 #include "core/strings.h"
@@ -63,17 +67,39 @@ SparsityPattern SparsityFromParams(const MethodParams& p, const std::string& whe
 
 at::Tensor KSmallestPerRow(const at::Tensor& score, int64_t k) {
   PC_ASSERT(score.dim() == 2 && k >= 0 && k <= score.size(1));
-  const int64_t cols = score.size(1);
+  const int64_t rows = score.size(0), cols = score.size(1);
   if (k == 0 || score.numel() == 0) return at::zeros(score.sizes(), at::kBool);
   if (k == cols) return at::ones(score.sizes(), at::kBool);
-  // The k-th smallest value of each row; everything below it is pruned, and equal values fill the
-  // remaining slots in column order (what a stable sort would pick).
-  at::Tensor thr = std::get<0>(score.kthvalue(k, 1, /*keepdim=*/true));  // (R, 1)
-  at::Tensor less = score < thr;                                         // (R, C)
-  at::Tensor eq = score == thr;                                          // (R, C)
-  at::Tensor need = less.sum(1, /*keepdim=*/true, at::kLong).neg_().add_(k);  // (R, 1) >= 1
-  at::Tensor rank = eq.cumsum(1, at::kLong);                             // (R, C) 1-based among equals
-  return less.logical_or_(eq.logical_and_(rank <= need));
+  // Per row: the k-th smallest value (nth_element on a copy); everything below it is pruned, and
+  // values equal to it fill the remaining slots in column order — the set a stable sort picks.
+  // NaN ranks as +inf (never expected: scores come from finite weights and statistics).
+  at::Tensor s = score.to(at::kDouble).contiguous();
+  at::Tensor mask = at::zeros({rows, cols}, at::kBool);
+  const double* sp = s.data_ptr<double>();
+  bool* mp = mask.data_ptr<bool>();
+  auto key = [](double v) { return std::isnan(v) ? INFINITY : v; };
+  at::parallel_for(0, rows, std::max<int64_t>(1, (1 << 16) / cols), [&](int64_t r0, int64_t r1) {
+    std::vector<double> buf(cols);
+    for (int64_t r = r0; r < r1; ++r) {
+      const double* row = sp + r * cols;
+      bool* m = mp + r * cols;
+      for (int64_t c = 0; c < cols; ++c) buf[c] = key(row[c]);
+      std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+      const double thr = buf[k - 1];
+      int64_t need = k;
+      for (int64_t c = 0; c < cols; ++c) need -= key(row[c]) < thr;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double v = key(row[c]);
+        if (v < thr) {
+          m[c] = true;
+        } else if (v == thr && need > 0) {
+          m[c] = true;
+          --need;
+        }
+      }
+    }
+  });
+  return mask;
 }
 
 at::Tensor KSmallestOverall(const at::Tensor& score, int64_t k) {

@@ -165,10 +165,10 @@ std::vector<Rule> BuildRules() {
       {"clause_coordination", S::kS, 0.12, true, kNone, false,
        {Fresh(S::kS, kMain), I(S::kConjS), Fresh(S::kS)}},
       // Noun phrases.
-      {"np", S::kNP, 0.46, false, kNone, false, {I(S::kDet), I(S::kNoun, kHead)}},
-      {"np_adjective", S::kNP, 0.22, false, kNone, false, {I(S::kDet), I(S::kAdj), I(S::kNoun, kHead)}},
-      {"np_pp", S::kNP, 0.14, true, kNone, false, {I(S::kDet), I(S::kNoun, kHead), I(S::kPP)}},
-      {"np_relative", S::kNP, 0.12, true, kNone, false, {I(S::kDet), I(S::kNoun, kHead | kControls), I(S::kRC)}},
+      {"np", S::kNP, 0.30, false, kNone, false, {I(S::kDet), I(S::kNoun, kHead)}},
+      {"np_adjective", S::kNP, 0.18, false, kNone, false, {I(S::kDet), I(S::kAdj), I(S::kNoun, kHead)}},
+      {"np_pp", S::kNP, 0.26, true, kNone, false, {I(S::kDet), I(S::kNoun, kHead), I(S::kPP)}},
+      {"np_relative", S::kNP, 0.20, true, kNone, false, {I(S::kDet), I(S::kNoun, kHead | kControls), I(S::kRC)}},
       {"np_coordination", S::kNP, 0.06, true, Condition::kPlural, true,
        {FreeNum(S::kNP), I(S::kConjNP), FreeNum(S::kNP, kHead)}},
       // Verb phrases: the verb agrees with the controlling subject.

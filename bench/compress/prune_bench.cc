@@ -6,6 +6,8 @@
 //                                    [--layers 12] [--hidden 768] [--threads N]
 #include <ATen/ATen.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +50,13 @@ pc::Plan PlanFor(pc::Model& model, const MethodCase& c) {
   return plan;
 }
 
+// User + system CPU seconds of this process (all threads).
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -82,6 +91,7 @@ int main(int argc, char** argv) {
     auto model = pc::bench::RandomPythia(hidden, layers, heads, vocab);
     const int64_t mb = pc::DefaultMicroBatch(*model, seq);
     auto t0 = std::chrono::steady_clock::now();
+    const double c0 = CpuSeconds();
     pc::ForwardContext ctx = model->MakeContext(seq);
     at::Tensor x = at::empty({windows, seq, hidden});
     for (int64_t s = 0; s < windows; s += mb) {
@@ -90,8 +100,8 @@ int main(int argc, char** argv) {
     }
     for (int l = 0; l < model->num_layers(); ++l) x = pc::RunBlockBatched(*model, l, x, mb);
     forward_s = Seconds(t0);
-    std::printf("one calibration forward (embedding + %lld blocks, micro-batch %lld): %.2f s\n\n", (long long)layers,
-                (long long)mb, forward_s);
+    std::printf("one calibration forward (embedding + %lld blocks, micro-batch %lld): %.2f s wall, %.2f s CPU\n\n",
+                (long long)layers, (long long)mb, forward_s, CpuSeconds() - c0);
   }
 
   const std::vector<MethodCase> all = {
@@ -102,8 +112,8 @@ int main(int argc, char** argv) {
       {"gptq", "gptq", {{"bits", int64_t{4}}, {"group_size", int64_t{128}}}},
       {"gptq-ts", "gptq", {{"bits", int64_t{4}}, {"group_size", int64_t{128}}, {"true_sequential", true}}},
   };
-  std::printf("%-12s %9s %11s %9s %9s %9s %9s %11s %10s\n", "method", "wall s", "method s", "qkv ms", "dense ms",
-              "h_to_4h ms", "4h_to_h ms", "method/fwd", "peak RSS");
+  std::printf("%-12s %9s %9s %11s %9s %9s %10s %10s %11s %10s\n", "method", "wall s", "CPU s", "method s", "qkv ms",
+              "dense ms", "h_to_4h ms", "4h_to_h ms", "method/fwd", "peak RSS");
   for (const std::string& want : pc::Split(methods, ',')) {
     for (const MethodCase& c : all) {
       if (c.label != want) continue;
@@ -112,8 +122,9 @@ int main(int argc, char** argv) {
       pc::bench::ResetPeakRss();
       pc::EngineOptions eo;
       auto t0 = std::chrono::steady_clock::now();
+      const double c0 = CpuSeconds();
       pc::CompressResult r = pc::RunCompression(*model, plan, calib, eo);
-      const double wall = Seconds(t0);
+      const double wall = Seconds(t0), cpu = CpuSeconds() - c0;
       double method_s = 0;
       std::map<std::string, std::pair<double, int>> by_role;
       for (const auto& rec : r.records) {
@@ -127,13 +138,15 @@ int main(int argc, char** argv) {
         auto it = by_role.find(role);
         return it == by_role.end() ? 0.0 : 1e3 * it->second.first / it->second.second;
       };
-      std::printf("%-12s %9.2f %11.2f %9.1f %9.1f %9.1f %9.1f %11.3f %10s\n", c.label.c_str(), wall, method_s,
+      std::printf("%-12s %9.2f %9.2f %11.2f %9.1f %9.1f %10.1f %10.1f %11.3f %10s\n", c.label.c_str(), wall, cpu, method_s,
                   ms("qkv"), ms("o"), ms("up"), ms("down"), method_s / forward_s,
                   pc::HumanBytes(pc::bench::PeakRssBytes()).c_str());
       std::fflush(stdout);
     }
   }
-  std::printf("\nmethod s: the methods' own time (CompressLinear, summed over the linears; statistics passes,\n"
-              "logging and forwards excluded). method/fwd: that time over one calibration forward.\n");
+  std::printf("\nwall s / CPU s: the whole engine run (statistics, method, logged errors, propagation).\n"
+              "method s: the methods' own wall time (CompressLinear summed over the linears; statistics passes,\n"
+              "logging and forwards excluded); per-role columns: its mean per linear. method/fwd: method s over\n"
+              "one calibration forward's wall time. peak RSS: VmHWM since the run started.\n");
   return 0;
 }
