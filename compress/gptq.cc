@@ -109,7 +109,8 @@ void RegisterGptq(MethodRegistry& r) {
   specs.push_back(ParamSpec::Bool("true_sequential", false,
                                   "statistics stage by stage within a block: q/k/v, o, gate/up, down, each with the "
                                   "earlier stages quantized (GPTQ --true-sequential)"));
-  specs.push_back(ParamSpec::Double("damp", 0.01, "damping added to diag(H), as a fraction of its mean (percdamp)", 0, 10));
+  specs.push_back(
+      ParamSpec::Double("damp", 0.01, "damping added to diag(H), as a fraction of its mean (percdamp)", 0, 10));
   specs.push_back(ParamSpec::Int("block_size", 128, "columns per lazy-update block", 1, 1 << 20));
   r.Add({"gptq", "GPTQ: column-wise quantization with Hessian error feedback (IST-DASLab/gptq)", "quantization", specs,
          "random", /*default_propagate_compressed=*/true,

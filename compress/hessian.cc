@@ -16,7 +16,7 @@ LayerHessian PrepareHessian(const at::Tensor& gram, int64_t tokens, const std::s
            ": the Gram matrix of the calibration inputs is not finite (activations overflow)");
   LayerHessian out;
   out.h = gram.to(at::kDouble).mul(2.0 / static_cast<double>(tokens));  // (in, in)
-  at::Tensor diag = out.h.diagonal();                                    // view
+  at::Tensor diag = out.h.diagonal();                                   // view
   out.dead = diag == 0;
   out.dead_count = out.dead.sum().item<int64_t>();
   if (out.dead_count > 0) diag.masked_fill_(out.dead, 1.0);
@@ -46,7 +46,7 @@ InverseFactor InverseUpperFactor(const at::Tensor& h, double damp, const std::st
     if (ok) {
       at::Tensor inv = at::cholesky_inverse(lower);  // (in, in)
       auto [upper, ok2] = at::isfinite(inv).all().item<bool>() ? Cholesky(inv, /*upper=*/true)
-                                                                : std::pair<at::Tensor, bool>{at::Tensor(), false};
+                                                               : std::pair<at::Tensor, bool>{at::Tensor(), false};
       if (ok2) {
         out.upper = upper.to(at::kFloat);
         out.damp_used = frac;
@@ -62,9 +62,8 @@ InverseFactor InverseUpperFactor(const at::Tensor& h, double damp, const std::st
     }
     frac = next;
   }
-  PC_THROW(what, ": the Hessian of the calibration inputs stays singular even with damping ",
-           FormatDouble(frac / 10), " of its mean diagonal ", FormatDouble(mean_diag),
-           " (are the calibration inputs all zero or non-finite?)");
+  PC_THROW(what, ": the Hessian of the calibration inputs stays singular even with damping ", FormatDouble(frac / 10),
+           " of its mean diagonal ", FormatDouble(mean_diag), " (are the calibration inputs all zero or non-finite?)");
 }
 
 double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, const BlockFn& on_block,
@@ -78,14 +77,14 @@ double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, con
   for (int64_t i1 = 0; i1 < in; i1 += block) {
     const int64_t i2 = std::min(in, i1 + block), count = i2 - i1;
     at::Tensor w1 = wt.narrow(0, i1, count).clone();  // (count, out)
-    at::Tensor err1 = at::empty_like(w1);              // (count, out)
-    at::Tensor u1 = u.narrow(0, i1, count);            // (count, in)
+    at::Tensor err1 = at::empty_like(w1);             // (count, out)
+    at::Tensor u1 = u.narrow(0, i1, count);           // (count, in)
     if (on_block) on_block(i1, i2, w1);
     for (int64_t i = 0; i < count; ++i) {
       const int64_t c = i1 + i;
-      at::Tensor w = w1[i];                   // (out,) view
-      at::Tensor q = target(c, i, w1);        // (out,)
-      at::Tensor e = err1[i];                 // (out,) view
+      at::Tensor w = w1[i];             // (out,) view
+      at::Tensor q = target(c, i, w1);  // (out,)
+      at::Tensor e = err1[i];           // (out,) view
       at::sub_out(e, w, q).div_(up[c * in + c]);
       w.copy_(q);
       if (i + 1 < count) w1.narrow(0, i + 1, count - i - 1).addr_(u1[i].narrow(0, c + 1, count - i - 1), e, 1, -1);

@@ -28,9 +28,9 @@ struct LayerHessian {
 LayerHessian PrepareHessian(const at::Tensor& gram, int64_t tokens, const std::string& what);
 
 struct InverseFactor {
-  at::Tensor upper;          // (in, in) float32: U, the upper Cholesky factor of (H + damping)⁻¹
-  double damp_used = 0;      // the fraction of mean(diag H) finally added
-  int retries = 0;           // factorisations retried with more damping
+  at::Tensor upper;      // (in, in) float32: U, the upper Cholesky factor of (H + damping)⁻¹
+  double damp_used = 0;  // the fraction of mean(diag H) finally added
+  int retries = 0;       // factorisations retried with more damping
 };
 
 // Damps `h` (float64, not modified) and factors its inverse; `what` names the linear in logs/errors.

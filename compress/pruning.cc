@@ -82,12 +82,15 @@ class WandaPerp final : public Wanda {
   // P (in, out) += (X²)ᵀ (U²): Σ_t x_tj² u_ti² with u_t = y_t / ‖y_t‖ (u_t = 0 where y_t = 0: no
   // direction, the whole change counts as perpendicular).
   void Accumulate(const Linear& linear, const at::Tensor& x, const at::Tensor& y, InputStats& stats) const override {
-    at::Tensor y2 = y * y;                                             // (n, out)
-    at::Tensor norm2 = y2.sum(1, /*keepdim=*/true);                   // (n, 1)
+    at::Tensor y2 = y * y;                           // (n, out)
+    at::Tensor norm2 = y2.sum(1, /*keepdim=*/true);  // (n, 1)
     at::Tensor inv = at::where(norm2 > 0, norm2.reciprocal(), at::zeros_like(norm2));
     at::Tensor part = at::mm((x * x).t(), y2.mul_(inv)).to(at::kDouble);  // (in, out)
-    at::Tensor& acc = stats.extra[Key(linear)];  // per linear: q, k and v share one InputStats
-    if (acc.defined()) acc.add_(part); else acc = part;
+    at::Tensor& acc = stats.extra[Key(linear)];                           // per linear: q, k and v share one InputStats
+    if (acc.defined())
+      acc.add_(part);
+    else
+      acc = part;
   }
 
  protected:
@@ -96,7 +99,7 @@ class WandaPerp final : public Wanda {
     auto it = stats.extra.find(Key(linear));
     PC_ASSERT(it != stats.extra.end(), "wanda-perp: no output statistics for ", linear.name);
     at::Tensor s = (norms * norms).unsqueeze(0);  // (1, in) Σ x_j²
-    at::Tensor par = it->second.t();               // (out, in) Σ x_j² u_i²
+    at::Tensor par = it->second.t();              // (out, in) Σ x_j² u_i²
     // λ⊥ (S − P) + λ∥ P, clamped at 0 against rounding (P <= S in exact arithmetic).
     at::Tensor energy = (par * (lambda_par_ - lambda_perp_)).add_(s * lambda_perp_).clamp_min_(0);
     at::Tensor w2 = linear.weight.to(at::kDouble).square();

@@ -121,9 +121,11 @@ void RegisterSparseGpt(MethodRegistry& r) {
     if (q.name == "bits") q = ParamSpec::Int("bits", 0, "joint quantization bits (0: prune only)", 2, 8, {0});
     specs.push_back(q);
   }
-  specs.push_back(ParamSpec::Double("damp", 0.01, "damping added to diag(H), as a fraction of its mean (percdamp)", 0, 10));
+  specs.push_back(
+      ParamSpec::Double("damp", 0.01, "damping added to diag(H), as a fraction of its mean (percdamp)", 0, 10));
   specs.push_back(ParamSpec::Int("block_size", 128, "columns per block (mask selection and lazy updates)", 1, 1 << 20));
-  r.Add({"sparsegpt", "SparseGPT: OBS pruning with Hessian error feedback (IST-DASLab/sparsegpt), optional joint quantization",
+  r.Add({"sparsegpt",
+         "SparseGPT: OBS pruning with Hessian error feedback (IST-DASLab/sparsegpt), optional joint quantization",
          "pruning", specs, "random", /*default_propagate_compressed=*/true,
          [](const MethodParams& p, const std::string& where) {
            return std::unique_ptr<Method>(new SparseGpt(p, where));

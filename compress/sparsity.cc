@@ -46,9 +46,9 @@ SparsityPattern ParseSparsityPattern(double sparsity, const std::string& pattern
   p.n = n;
   p.m = m;
   p.ratio = static_cast<double>(n) / static_cast<double>(m);
-  PC_CHECK(std::fabs(sparsity - p.ratio) <= 1e-6, where, ": 'pattern' = '", pattern, "' prunes N/M = ",
-           FormatDouble(p.ratio), " of the weights but 'sparsity' = ", FormatDouble(sparsity), "; set 'sparsity: ",
-           FormatDouble(p.ratio), "' or use pattern 'unstructured'");
+  PC_CHECK(std::fabs(sparsity - p.ratio) <= 1e-6, where, ": 'pattern' = '", pattern,
+           "' prunes N/M = ", FormatDouble(p.ratio), " of the weights but 'sparsity' = ", FormatDouble(sparsity),
+           "; set 'sparsity: ", FormatDouble(p.ratio), "' or use pattern 'unstructured'");
   return p;
 }
 
@@ -141,7 +141,8 @@ void RecordPattern(const SparsityPattern& p, int64_t rows, int64_t cols, int64_t
   record.text["pattern"] = p.nm() ? std::to_string(p.n) + ":" + std::to_string(p.m) : "unstructured";
   record.values["target_sparsity"] = p.ratio;
   record.values["pruned"] = static_cast<double>(pruned);
-  record.values["pruned_fraction"] = rows * cols > 0 ? static_cast<double>(pruned) / static_cast<double>(rows * cols) : 0;
+  record.values["pruned_fraction"] =
+      rows * cols > 0 ? static_cast<double>(pruned) / static_cast<double>(rows * cols) : 0;
   if (p.nm()) {
     record.values["nm_n"] = static_cast<double>(p.n);
     record.values["nm_m"] = static_cast<double>(p.m);

@@ -35,6 +35,8 @@ int RunTrain(const std::vector<std::string>& args) {
     ("eval-every", po::value<int64_t>(&o.eval_every)->default_value(o.eval_every), "held-out loss every N steps")
     ("parallel-scale", po::value<double>(&o.parallel_scale)->default_value(1.0),
      "scale A of the parallel part of every update: A*D_par + D_perp (1: plain)")
+    ("rotary-pct", po::value<double>(&o.rotary_pct)->default_value(o.rotary_pct), "gpt_neox: rotated share of each head (Pythia 0.25)")
+    ("parallel-residual", po::bool_switch(&o.parallel_residual), "gpt_neox: attention and MLP in parallel (Pythia's form)")
     ("seed", po::value<uint64_t>(&o.seed)->default_value(0), "seed (initialisation and data order)")
     ("out", po::value<std::string>(&o.out), "output Hugging Face folder")
     ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --out");

@@ -13,17 +13,25 @@ PC_DECLARE_COMMAND(RunEval)
 PC_DECLARE_COMMAND(RunMeasure)
 PC_DECLARE_COMMAND(RunCompressCmd)
 PC_DECLARE_COMMAND(RunTrain)
+PC_DECLARE_COMMAND(RunSweepCmd)
+PC_DECLARE_COMMAND(RunMerge)
+PC_DECLARE_COMMAND(RunDemo)
+PC_DECLARE_COMMAND(RunRank)
 #undef PC_DECLARE_COMMAND
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
+      {"demo", "the main job on an embedded default: corpus, two trained models, a sweep, a report", RunDemo},
       {"info", "architecture, parameters, dtype and every linear layer of a model", RunInfo},
       {"convert", "convert a llama2.c checkpoint and tokenizer into a Hugging Face folder", RunConvert},
       {"generate", "generate text with a KV cache (temperature 0: greedy)", RunGenerate},
       {"eval", "perplexity on a text (and, with --reference, KL and agreement)", RunEval},
       {"measure", "directional (iso/parallel/perpendicular) error of a compressed model at every site, into HDF5", RunMeasure},
       {"compress", "compress a model with a recipe and calibration data (--dry-run prints the plan)", RunCompressCmd},
+      {"sweep", "compress, measure and evaluate every run of a sweep file (resumable, sharded) into one HDF5 file", RunSweepCmd},
+      {"merge", "join sweep results files (shards) made under the same conventions", RunMerge},
       {"train", "train a small gpt_neox or llama model from scratch (BPE tokenizer included)", RunTrain},
+      {"rank", "correlate every error predictor with downstream loss across a sweep's runs; HTML report", RunRank},
       {"corpus", "generate the synthetic agreement corpus (train/valid text, minimal pairs, depths)", RunCorpus},
       {"version", "print the version and the libraries in use", RunVersion},
   };

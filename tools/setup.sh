@@ -12,6 +12,7 @@ packages=(
   libsentencepiece-dev libpcre2-dev libicu-dev
   python3 python3-torch python3-numpy python3-h5py python3-scipy
   clang-14 libclang-rt-14-dev
+  slurm-wlm munge   # the sharded-sweep test starts a single-node Slurm (tests/sweep/sweep_slurm_test.cc)
 )
 if [ "${PERPCOMP_SETUP_EXTRA:-}" != "" ]; then
   # Optional extras for the Slurm and browser tests: PERPCOMP_SETUP_EXTRA="slurm chromium"

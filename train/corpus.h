@@ -11,7 +11,7 @@
 namespace pc::corpus {
 
 // Bumped whenever the bytes written for a given seed and options change.
-inline constexpr int kGeneratorVersion = 1;
+inline constexpr int kGeneratorVersion = 2;  // 2: more modified subjects (attractors)
 
 struct CorpusOptions {
   int64_t sentences = 100000;         // train.txt

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "calibration/calib_set.h"
@@ -35,6 +36,7 @@ void TrainOptions::Validate() const {
   PC_CHECK(lr > 0 && min_lr_ratio >= 0 && min_lr_ratio <= 1, "--lr must be positive and --min-lr-ratio in [0, 1]");
   PC_CHECK(grad_clip >= 0 && weight_decay >= 0, "--grad-clip and --weight-decay must not be negative");
   PC_CHECK(std::isfinite(parallel_scale), "--parallel-scale must be finite");
+  PC_CHECK(rotary_pct > 0 && rotary_pct <= 1, "--rotary-pct must lie in (0, 1], got ", rotary_pct);
   PC_CHECK(!out.empty(), "--out is required");
 }
 
@@ -83,11 +85,11 @@ nlohmann::json ConfigFor(const TrainOptions& o, int64_t vocab, int64_t bos, int6
   } else {
     j["model_type"] = "gpt_neox";
     j["architectures"] = {"GPTNeoXForCausalLM"};
-    j["rotary_pct"] = 0.25;
+    j["rotary_pct"] = o.rotary_pct;
     j["rotary_emb_base"] = 10000;
     j["layer_norm_eps"] = 1e-5;
     j["hidden_act"] = "gelu";
-    j["use_parallel_residual"] = true;
+    j["use_parallel_residual"] = o.parallel_residual;
   }
   if (o.parallel_scale != 1.0) j["perpcomp_parallel_scale"] = o.parallel_scale;
   return j;
@@ -225,7 +227,8 @@ TrainResult TrainModel(const TrainOptions& o) {
 
   std::mt19937_64 rng(o.seed + 1);
   const uint64_t starts = stream.size() - T;
-  Progress progress("train", o.steps, "steps");
+  std::optional<Progress> progress;
+  if (o.show_progress) progress.emplace("train", o.steps, "steps");
   double ema = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
     double lr = o.lr;
@@ -254,26 +257,29 @@ TrainResult TrainModel(const TrainOptions& o) {
     ema = step == 1 ? l : 0.95 * ema + 0.05 * l;
     r.tokens_seen += o.batch * T;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    progress.Add(1, Str("loss ", FormatDouble(ema, 4), " lr ", FormatDouble(lr, 3), " ",
+    if (progress) progress->Add(1, Str("loss ", FormatDouble(ema, 4), " lr ", FormatDouble(lr, 3), " ",
                         static_cast<int64_t>(r.tokens_seen / std::max(secs, 1e-9)), " tok/s"));
     if (step % o.eval_every == 0 || step == o.steps) {
       double vl = EvalLoss(*model, valid_windows.tokens);
       r.log.push_back({{"step", step}, {"lr", lr}, {"train_loss", ema}, {"valid_loss", vl},
                        {"tokens_per_s", r.tokens_seen / std::max(secs, 1e-9)}, {"seconds", secs}});
-      if (!Progress::Enabled()) {
-        log::Verbose("train", "step ", step, " train ", ema, " valid ", vl);
-      }
+      std::string line = Str(o.arch, " step ", step, "/", o.steps, ": train loss ", FormatDouble(ema, 4),
+                             ", held-out loss ", FormatDouble(vl, 4), ", ",
+                             static_cast<int64_t>(r.tokens_seen / std::max(secs, 1e-9)), " tokens/s");
+      if (!progress) log::Info("train", line);
+      else if (!Progress::Enabled()) log::Verbose("train", line);
       r.final_valid_loss = vl;
     }
   }
-  progress.Finish();
+  if (progress) progress->Finish();
   r.final_train_loss = ema;
   for (auto& p : params) p.requires_grad_(false);
   SaveOptions so;
   so.overwrite = o.overwrite;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json summary = {{"arch", o.arch}, {"parameters", r.parameters}, {"steps", o.steps}, {"batch", o.batch},
-                            {"context", o.context}, {"lr", o.lr}, {"seed", o.seed}, {"parallel_scale", o.parallel_scale},
+                            {"context", o.context}, {"lr", o.lr}, {"seed", o.seed}, {"parallel_scale", o.parallel_scale}, {"rotary_pct", o.rotary_pct},
+                            {"parallel_residual", o.parallel_residual},
                             {"final_valid_loss", r.final_valid_loss}, {"unigram_valid_loss", r.unigram_valid_loss},
                             {"tokens_seen", r.tokens_seen}, {"seconds", r.seconds}, {"log", r.log},
                             {"text", o.text}, {"vocab_size", tok->vocab_size()}};

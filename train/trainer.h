@@ -27,9 +27,12 @@ struct TrainOptions {
   int64_t steps = 500, batch = 32, warmup = 50, eval_every = 100, eval_windows = 32;
   double lr = 3e-3, min_lr_ratio = 0.1, weight_decay = 0.1, grad_clip = 1.0, beta1 = 0.9, beta2 = 0.95;
   double parallel_scale = 1.0;
+  double rotary_pct = 1.0;             // gpt_neox: rotated share of each head (Pythia: 0.25)
+  bool parallel_residual = false;      // gpt_neox: use_parallel_residual (Pythia: true)
   uint64_t seed = 0;
   std::string out;
   bool overwrite = false;
+  bool show_progress = true;           // false: no progress line (e.g. two trainings side by side)
 
   void Validate() const;  // errors name the option
 };

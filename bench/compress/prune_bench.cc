@@ -78,10 +78,10 @@ int main(int argc, char** argv) {
   pc::SetThreads(threads);
   at::NoGradGuard no_grad;
   const int64_t heads = hidden / 64, vocab = 50304;
-  std::printf("Pythia-160M-shaped random gpt_neox (hidden %lld, %lld layers, vocab %lld), calibration %lld x %lld "
-              "tokens, %d threads\n\n",
-              (long long)hidden, (long long)layers, (long long)vocab, (long long)windows, (long long)seq,
-              pc::GetThreads());
+  std::printf(
+      "Pythia-160M-shaped random gpt_neox (hidden %lld, %lld layers, vocab %lld), calibration %lld x %lld "
+      "tokens, %d threads\n\n",
+      (long long)hidden, (long long)layers, (long long)vocab, (long long)windows, (long long)seq, pc::GetThreads());
   at::Tensor calib = at::randint(0, vocab, {windows, seq}, at::kLong);
 
   // One calibration forward: the embedding and every block over the calibration windows, in the
@@ -138,15 +138,16 @@ int main(int argc, char** argv) {
         auto it = by_role.find(role);
         return it == by_role.end() ? 0.0 : 1e3 * it->second.first / it->second.second;
       };
-      std::printf("%-12s %9.2f %9.2f %11.2f %9.1f %9.1f %10.1f %10.1f %11.3f %10s\n", c.label.c_str(), wall, cpu, method_s,
-                  ms("qkv"), ms("o"), ms("up"), ms("down"), method_s / forward_s,
+      std::printf("%-12s %9.2f %9.2f %11.2f %9.1f %9.1f %10.1f %10.1f %11.3f %10s\n", c.label.c_str(), wall, cpu,
+                  method_s, ms("qkv"), ms("o"), ms("up"), ms("down"), method_s / forward_s,
                   pc::HumanBytes(pc::bench::PeakRssBytes()).c_str());
       std::fflush(stdout);
     }
   }
-  std::printf("\nwall s / CPU s: the whole engine run (statistics, method, logged errors, propagation).\n"
-              "method s: the methods' own wall time (CompressLinear summed over the linears; statistics passes,\n"
-              "logging and forwards excluded); per-role columns: its mean per linear. method/fwd: method s over\n"
-              "one calibration forward's wall time. peak RSS: VmHWM since the run started.\n");
+  std::printf(
+      "\nwall s / CPU s: the whole engine run (statistics, method, logged errors, propagation).\n"
+      "method s: the methods' own wall time (CompressLinear summed over the linears; statistics passes,\n"
+      "logging and forwards excluded); per-role columns: its mean per linear. method/fwd: method s over\n"
+      "one calibration forward's wall time. peak RSS: VmHWM since the run started.\n");
   return 0;
 }

@@ -13,17 +13,20 @@
 #include "tests/test_support.h"
 
 namespace {
-std::string Q(const std::string& s) { return "'" + s + "'"; }
+std::string Q(const std::string& s) {
+  return "'" + s + "'";
+}
 }  // namespace
 
-TEST_CASE("prune cli: shipped recipes give exact sparsity on every linear of stories260K", "[compress][prune][shared][slow]") {
+TEST_CASE("prune cli: shipped recipes give exact sparsity on every linear of stories260K",
+          "[compress][prune][shared][slow]") {
   PC_REQUIRE_SHARED();
   PC_SKIP_IF(!pc::fs::Exists(pc::test::PerpcompBin()), "the perpcomp binary is not built");
   const std::string dir = pc::test::TempDir("prune-cli");
   const std::string src = pc::test::SharedPath("models/stories260K");
-  pc::test::RunResult r = pc::test::RunPerpcomp("convert --from llama2c --weights " + Q(src + "/stories260K.bin") +
-                                                " --tokenizer " + Q(src + "/tok512.bin") + " --out " +
-                                                Q(dir + "/model") + " -q");
+  pc::test::RunResult r =
+      pc::test::RunPerpcomp("convert --from llama2c --weights " + Q(src + "/stories260K.bin") + " --tokenizer " +
+                            Q(src + "/tok512.bin") + " --out " + Q(dir + "/model") + " -q");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string calib = pc::test::SharedPath("text/tinyshakespeare/input.txt");
@@ -33,10 +36,14 @@ TEST_CASE("prune cli: shipped recipes give exact sparsity on every linear of sto
     const char* pattern;
     bool per_block;  // SparseGPT: per 128-column block
   };
-  const Case cases[] = {{"magnitude-50", 0.5, "unstructured", false}, {"wanda-50", 0.5, "unstructured", false},
-                        {"wanda-70", 0.7, "unstructured", false},     {"wanda-2of4", 0.5, "2:4", false},
-                        {"wanda-4of8", 0.5, "4:8", false},            {"wanda-perp-50", 0.5, "unstructured", false},
-                        {"sparsegpt-50", 0.5, "unstructured", true},  {"sparsegpt-2of4", 0.5, "2:4", false}};
+  const Case cases[] = {{"magnitude-50", 0.5, "unstructured", false},
+                        {"wanda-50", 0.5, "unstructured", false},
+                        {"wanda-70", 0.7, "unstructured", false},
+                        {"wanda-2of4", 0.5, "2:4", false},
+                        {"wanda-4of8", 0.5, "4:8", false},
+                        {"wanda-perp-50", 0.5, "unstructured", false},
+                        {"sparsegpt-50", 0.5, "unstructured", true},
+                        {"sparsegpt-2of4", 0.5, "2:4", false}};
   for (const Case& c : cases) {
     INFO(c.recipe);
     const std::string out = dir + "/" + c.recipe;

@@ -118,7 +118,8 @@ TEST_CASE("pruners and GPTQ: parameter errors name the recipe line", "[compress]
   CHECK_THROWS_WITH(MakeMethod("gptq", {{"group_size", int64_t{-1}}, {"static_groups", true}}),
                     Contains("r.yaml:3: 'static_groups: true' needs groups, but 'group_size' is -1"));
   CHECK_THROWS_WITH(MakeMethod("gptq", {{"bits", int64_t{1}}}), Contains("'bits' = 1 is out of range (2..8)"));
-  CHECK_THROWS_WITH(MakeMethod("sparsegpt", {{"bits", int64_t{1}}}), Contains("'bits' = 1 is out of range (2..8 or 0)"));
+  CHECK_THROWS_WITH(MakeMethod("sparsegpt", {{"bits", int64_t{1}}}),
+                    Contains("'bits' = 1 is out of range (2..8 or 0)"));
   CHECK_THROWS_WITH(MakeMethod("sparsegpt", {{"damp", -0.01}}), Contains("'damp' = -0.01 is out of range"));
   // Valid combinations construct.
   CHECK(MakeMethod("gptq", {{"act_order", true}, {"static_groups", true}}) != nullptr);

@@ -13,10 +13,9 @@
 using Catch::Matchers::Contains;
 
 namespace {
-const char* const kRecipes[] = {"wanda-30",       "wanda-50",       "wanda-70",        "wanda-2of4",
-                                "wanda-4of8",     "wanda-perp-50",  "wanda-perp-2of4", "magnitude-50",
-                                "magnitude-2of4", "sparsegpt-50",   "sparsegpt-2of4",  "sparsegpt-50-w4",
-                                "gptq-w4g128",    "gptq-w3g128"};
+const char* const kRecipes[] = {"wanda-30",       "wanda-50",        "wanda-70",     "wanda-2of4",     "wanda-4of8",
+                                "wanda-perp-50",  "wanda-perp-2of4", "magnitude-50", "magnitude-2of4", "sparsegpt-50",
+                                "sparsegpt-2of4", "sparsegpt-50-w4", "gptq-w4g128",  "gptq-w3g128"};
 }
 
 TEST_CASE("prune recipes: every shipped recipe resolves into a plan", "[compress][prune]") {

@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "tests/test_support.h"
 #include "tests/model/model_test_util.h"
+#include "tests/test_support.h"
 
 namespace pc::test {
 
@@ -110,8 +110,8 @@ at::Tensor ObsReference(const std::string& method, const at::Tensor& w, const at
   std::string dir = TempDir("obs-ref");
   WriteF32(dir + "/W.bin", w);
   WriteF32(dir + "/X.bin", x);
-  nlohmann::json meta = {{"method", method}, {"out", w.size(0)}, {"in", w.size(1)}, {"n", x.size(0)},
-                         {"params", params}};
+  nlohmann::json meta = {
+      {"method", method}, {"out", w.size(0)}, {"in", w.size(1)}, {"n", x.size(0)}, {"params", params}};
   fs::WriteFileAtomic(dir + "/in.json", meta.dump());
   RunResult r = Run("/usr/bin/python3 '" + SourceDir() + "/tests/compress/obs_reference.py' '" + dir + "'");
   INFO("obs_reference.py " << meta.dump() << "\n" << r.err);

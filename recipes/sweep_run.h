@@ -1,0 +1,98 @@
+// recipes/sweep_run.h — `perpcomp sweep`: every run of a sweep file compressed, measured and
+// evaluated against one reference model, one run file per run, a results file rebuilt after
+// each run; resumable, crash-safe and sharded (docs/SWEEPS.md, docs/HDF5.md "sweep-run").
+//
+// The work folder (default <out without .h5>.work/) holds:
+//   sweep.json        the conventions of the sweep (a later invocation must match them)
+//   reference.h5      the reference's perplexity and minimal-pair scores (computed once)
+//   runs/<i>-<run>.h5 one complete run each (staged: present only when complete)
+//   models/<run>/     the compressed checkpoint while its run is measured (kept with --keep-models)
+//   .lock             held (flock) while a sweep runs in the folder
+// The reference's activations and logits come from the metrics reference cache: one entry
+// (model, windows, dtype) serves every run of the sweep.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "metrics/minimal_pairs.h"
+#include "metrics/reference_cache.h"
+#include "recipes/compress_run.h"
+#include "recipes/sweep_spec.h"
+
+namespace pc::recipes {
+
+// A sweep file read and expanded; a run's index is its position in `runs`.
+struct SweepPlan {
+  std::string path;  // as given
+  std::string yaml;  // the file's text (recorded as sweep_yaml)
+  SweepSpec spec;
+  std::vector<SweepRun> runs;
+};
+SweepPlan LoadSweepPlan(const std::string& path);
+
+// Indices of the runs of shard k of n (index % n == k), in order.
+std::vector<size_t> ShardIndices(size_t runs, int k, int n);
+
+// The recipe's main method parameters with the method's defaults filled in (the `params`
+// attribute). Errors (unknown method or parameter) name the recipe file:line.
+nlohmann::json MainMethodParams(const RecipeSpec& recipe);
+
+// What the sweep measures on: read by the caller (the command line) before the sweep starts.
+struct SweepInputs {
+  std::string model_dir;
+  CalibOverrides calib;           // --calib and its overrides
+  std::string eval_path;          // --eval
+  std::string eval_sha256;        // of the file's bytes
+  at::Tensor windows;             // (W, T) int64 token windows of the evaluation text
+  int64_t stream_tokens = 0;      // tokens in the whole evaluation stream
+  std::vector<std::string> pair_files;  // resolved --pairs files, in order
+  std::vector<MinimalPair> pairs;       // their pairs
+  std::string lm_eval_dir;              // --import-lm-eval: <dir>/<run>.json imported per run
+};
+
+struct SweepOptions {
+  std::string out;             // results file
+  std::string work;            // "" : DefaultWorkDir(out)
+  int shard_k = 0, shard_n = 1;
+  bool sharded = false;        // --shard given (the results' shard attribute)
+  bool keep_models = false;
+  bool per_token = false;
+  int64_t batch = 0;           // windows per forward (0: automatic)
+  CacheOptions cache;          // the reference cache (dir "" : none)
+  // Fault injection for the crash tests: "<run>:<point>[:<ms>]" sends SIGKILL to this process
+  // at `point` of run `run` (compress, measure, eval: <ms> after the stage starts; write-run:
+  // with the run file half-written; write-results: with the results file half-rebuilt).
+  std::string crash_at;
+};
+
+// "<out without .h5>.work" beside `out`.
+std::string DefaultWorkDir(const std::string& out);
+
+// The conventions JSON (docs/HDF5.md "sweep-run"): model, model_hash, eval_text, eval_sha256,
+// seq_len, windows, pairs, calib, metrics_conventions, perpcomp. Paths are absolute.
+nlohmann::json SweepConventions(const SweepInputs& in, const CacheOptions& cache);
+
+struct SweepSummary {
+  size_t total = 0;      // runs of the whole sweep
+  size_t in_shard = 0;   // runs of this shard
+  size_t skipped = 0;    // finished earlier
+  size_t done = 0;       // finished now
+  std::string work;
+};
+
+// Runs the sweep (the shard's runs not yet finished) under `conventions`
+// (SweepConventions(in, o.cache)). Refuses, before any work: a work folder in use by another
+// sweep (lock), or made under other conventions (naming the first difference and how to start
+// over); a recipe that does not resolve against the model. Every finished run rebuilds `o.out`.
+SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const nlohmann::json& conventions,
+                      const SweepOptions& o);
+
+// Run files under <work>/runs (complete ones; temporary files are not listed).
+std::vector<std::string> ListRunFiles(const std::string& work);
+
+}  // namespace pc::recipes

@@ -1,0 +1,26 @@
+#include "reports/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace pc::reports {
+
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  const size_t workers = std::min<size_t>(n, threads < 1 ? 1 : size_t(threads));
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace pc::reports

@@ -1,0 +1,82 @@
+// reports/ranking_analysis.h — the statistics of `perpcomp rank` (DESIGN.md "Ranking and correlation",
+// CONVENTIONS.md "Metrics", docs/RANKING.md): every selected predictor against every outcome with four
+// coefficients and bootstrap intervals, the paired bootstrap of ρ(perp) − ρ(iso) (overall and with each method
+// family left out), the best predictor, and the ranking of runs by the chosen outcome.
+// Pure computation on data read by sweep_results.h; no files are written here (ranking_report.h renders).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/bootstrap.h"
+#include "reports/outcomes.h"
+#include "reports/predictors.h"
+#include "reports/sweep_results.h"
+
+namespace pc::reports {
+
+struct RankOptions {
+  BootstrapOptions bootstrap;                         // --bootstrap B (2000), --seed (0)
+  Coefficient coefficient = Coefficient::kSpearman;   // --coefficient: the headline, the best predictor, ρ(perp) − ρ(iso)
+  std::string outcome = "delta_nll";                  // --outcome: the ranking, the headline, the scatter plots
+  std::string predictors;                             // --predictors patterns ("" = all)
+  int threads = 1;                                    // worker threads for the bootstrap (results do not depend on it)
+  void Validate() const;                              // errors name the option
+};
+
+// One (predictor, outcome): the four coefficients (kAllCoefficients order) over the runs that have the outcome.
+struct CorrelationCell {
+  size_t n = 0;
+  std::vector<BootstrapInterval> by_coefficient;
+  const BootstrapInterval& at(Coefficient c) const;
+};
+
+// ρ(perp) − ρ(iso) for one pair of sibling predictors against the chosen outcome.
+struct FamilyLeftOut {
+  std::string family;
+  size_t left_out = 0, remaining = 0;
+  BootstrapDifference difference;
+};
+struct DifferenceResult {
+  std::string perp, iso;  // predictor names
+  BootstrapDifference all;
+  std::vector<FamilyLeftOut> by_family;  // only for the main pairs
+};
+
+struct RankingAnalysis {
+  RankOptions options;
+  PredictorMatrix predictors;  // the selected predictors every run has
+  OutcomeMatrix outcomes;
+  std::vector<std::string> families;  // in order of first appearance
+  size_t outcome = 0;                 // the chosen outcome (index into outcomes)
+  std::vector<size_t> main;           // indices of the main predictors present (MainPredictorNames order)
+  std::vector<std::vector<CorrelationCell>> cells;  // [outcome][predictor]
+  std::vector<DifferenceResult> differences;        // the main pairs first, then every other perp/iso pair
+  size_t main_differences = 0;                      // how many of `differences` are main pairs
+  // ρ (the chosen coefficient, chosen outcome) of each main predictor with each family left out ([main][family]).
+  std::vector<std::vector<GroupLeftOut>> main_left_out;
+  std::optional<size_t> best;  // the predictor with the strongest chosen coefficient (empty: none defined)
+  std::vector<size_t> order;   // runs, least damage first by the chosen outcome; runs without it last
+
+  const CorrelationCell& Cell(size_t outcome_index, size_t predictor) const { return cells.at(outcome_index).at(predictor); }
+  // Strength of a cell's chosen coefficient (Oriented, or |ρ| for signed predictors); nullopt when undefined.
+  std::optional<double> Strength(size_t outcome_index, size_t predictor) const;
+  // Predictor indices by decreasing strength for the chosen outcome (undefined ones last, catalogue order).
+  std::vector<size_t> ByStrength() const;
+  // Index of a predictor by name, or nullopt.
+  std::optional<size_t> FindPredictor(const std::string& name) const;
+};
+
+RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& options);
+
+// The damage ranks of a predictor's values (1 = least damage; ties share the mean rank; signed predictors by
+// |v − centre|). Non-finite values get NaN and are left out of the ranking.
+std::vector<double> PredictorDamageRanks(const PredictorInfo& p, const std::vector<double>& values);
+
+// The terminal headline (a few lines): the runs, the best predictor with its ρ and interval, and whether ⊥
+// beats iso — worded by what the interval of the difference shows.
+std::string Headline(const SweepResults& results, const RankingAnalysis& analysis);
+
+}  // namespace pc::reports

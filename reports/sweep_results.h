@@ -1,0 +1,77 @@
+// reports/sweep_results.h — a sweep-results file (docs/HDF5.md "sweep-results", written by `perpcomp sweep`
+// and `perpcomp merge`) read into plain data for `perpcomp rank`: the runs with their attributes, the measure
+// tables (`sites`, `weights`), the downstream scores, the minimal-pair and lm-eval results, and the conventions
+// under which every number was made.
+//
+// Checks (each error names the file and the group): the kind (`sweep-results`, by store::File::OpenRead),
+// at least one run, the attributes and tables rank needs, `status` = "complete", and one `conventions_key`
+// for the file and every run (merge refuses mixed files; rank checks anyway, naming the first differing
+// convention).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/table.h"
+
+namespace pc::reports {
+
+// One lm-evaluation-harness score (an `lm_eval/scores` row).
+struct LmEvalScore {
+  std::string task, metric, filter;
+  double value = 0;
+};
+
+// One minimal-pair file of a run (a `pairs/files` row).
+struct PairFileScore {
+  std::string file;
+  int64_t pairs = 0;
+  double accuracy = 0;
+  double accuracy_drop = 0;  // NaN when the file has no `accuracy_drop` column
+};
+
+struct SweepRun {
+  std::string name;  // the group name under /runs
+  int64_t index = -1;
+  std::string recipe, method, family, params, recipe_yaml, compression, status;
+  std::string conventions, conventions_key;
+  double seconds_compress = 0, seconds_measure = 0, seconds_eval = 0;  // NaN when absent
+
+  // Measure attributes of the run group, when present ("" / -1 otherwise).
+  std::string text, text_sha256;
+  int64_t seq_len = -1, windows = -1, tokens = -1;
+
+  store::Table sites;                   // the measure `sites` table
+  std::optional<store::Table> weights;  // the measure `weights` table
+  std::map<std::string, double> downstream;  // every float attribute of `downstream`
+
+  bool has_pairs = false;
+  double pairs_accuracy = 0, pairs_ref_accuracy = 0, pairs_accuracy_drop = 0;  // NaN when absent
+  std::vector<PairFileScore> pair_files;
+
+  bool has_lm_eval = false;
+  std::string lm_eval_source, lm_eval_sha256;
+  std::vector<LmEvalScore> lm_eval;
+};
+
+struct SweepResults {
+  std::string path;
+  std::string created_by, created_at;
+  std::string sweep, sweep_yaml, conventions, conventions_key, shard;
+  int64_t runs_total = 0, runs_complete = 0;
+  double reference_ppl = 0, reference_mean_nll = 0, reference_pairs_accuracy = 0;  // NaN when absent
+  std::vector<SweepRun> runs;  // ordered by `index`, then by name
+};
+
+// Reads and checks a sweep-results file (see the top of this file).
+SweepResults ReadSweepResults(const std::string& path);
+
+// The first place where two conventions JSON texts differ, depth-first in key order, as "'seq_len': 512 vs 256"
+// or "'calib.samples': 128 vs 64" ("'x': absent vs 3" for a missing key); "" when they are equal; a text that is
+// not a JSON object is compared whole.
+std::string FirstConventionDifference(const std::string& a, const std::string& b);
+
+}  // namespace pc::reports

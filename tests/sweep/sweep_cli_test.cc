@@ -1,0 +1,227 @@
+// `perpcomp sweep` end to end on a tiny model: --dry-run, a three-run sweep with its results
+// layout, resuming, refusals, SIGKILL at several points of a run, shards + merge.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/fs.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "store/file.h"
+#include "tests/sweep/sweep_test_util.h"
+
+using Catch::Matchers::Contains;
+using pc::test::RunPerpcomp;
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string Q(const std::string& s) { return "'" + s + "'"; }
+
+bool Exists(const std::string& p) { return stdfs::exists(p); }
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The clean three-run sweep of a fixture: results file and the sha256 of its first run file.
+struct CleanRun {
+  std::string out, work, first_run_sha;
+};
+CleanRun RunClean(const pc::test::SweepFixture& f, const std::string& sweep, const std::string& name) {
+  CleanRun c;
+  c.out = f.dir + "/" + name + ".h5";
+  c.work = f.dir + "/" + name + ".work";
+  auto r = RunPerpcomp("sweep " + f.Args(sweep, c.out));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  c.first_run_sha = pc::Sha256File(c.work + "/runs/0-rtn-w4g32.h5");
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and touches nothing", "[sweep]") {
+  const std::string dir = pc::test::TempDir("sweep-dry");
+  const std::string sweeps = pc::test::SourceDir() + "/recipes/sweeps/";
+  auto r = RunPerpcomp("sweep --sweep " + Q(sweeps + "default.yaml") + " --dry-run --out " + Q(dir + "/r.h5"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("sweep 'default'") && Contains("index") && Contains("origin"));
+  for (const char* m : {"rtn", "awq", "perp-awq", "gptq", "magnitude", "wanda", "wanda-perp", "sparsegpt"}) {
+    CHECK_THAT(r.out, Contains(std::string("  ") + m + "  "));
+  }
+  const auto lines = pc::Split(r.out, '\n');
+  int runs = 0;
+  for (const auto& l : lines) runs += (l.size() > 5 && l.find("entry at") != std::string::npos) ||
+                                      (l.find("grid at") != std::string::npos);
+  CHECK(runs >= 16);
+  CHECK(Entries(dir).empty());  // no results, no work folder
+
+  auto demo = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run");
+  INFO(demo.err);
+  REQUIRE(demo.exit_code == 0);
+  CHECK_THAT(demo.out, Contains("sweep 'demo'") && Contains("rtn-w3g32") && Contains("sparsegpt-50"));
+
+  // A shard lists only its runs: indices 1, 4, 7 of 3 shards.
+  auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
+  REQUIRE(shard.exit_code == 0);
+  CHECK_THAT(shard.out, Contains("shard 1/3: 3 runs"));
+  CHECK_THAT(shard.out, Contains("    1  ") && Contains("    4  ") && Contains("    7  "));
+  CHECK_THAT(shard.out, !Contains("    0  ") && !Contains("    2  "));
+}
+
+TEST_CASE("sweep: bad sweep files and options are refused with file:line", "[sweep]") {
+  const std::string dir = pc::test::TempDir("sweep-bad");
+  auto dry = [&](const std::string& name, const std::string& yaml, const std::string& extra = "") {
+    std::string path = pc::test::WriteTextFile(dir, name, yaml);
+    return RunPerpcomp("sweep --sweep " + Q(path) + " --dry-run " + extra);
+  };
+  auto empty = dry("empty.yaml", "name: e\ngrids:\n  - method: rtn\n    params: {bits: [], group_size: 32}\n");
+  CHECK(empty.exit_code == 1);
+  CHECK_THAT(empty.err, Contains("empty.yaml:4: grid axis 'bits' is an empty list") && Contains("zero runs"));
+
+  auto dup = dry("dup.yaml",
+                 "name: d\nruns:\n  - recipe: rtn-w4g128\ngrids:\n  - method: rtn\n    name: 'rtn-w{bits}g128'\n"
+                 "    params: {bits: [3, 4], group_size: 128}\n");
+  CHECK(dup.exit_code == 1);
+  CHECK_THAT(dup.err, Contains("duplicate run names") && Contains("'rtn-w4g128'") && Contains("dup.yaml:3") &&
+                          Contains("dup.yaml:5"));
+
+  auto param = dry("param.yaml", "name: p\ngrids:\n  - method: rtn\n    params: {bitz: [3, 4]}\n");
+  CHECK(param.exit_code == 1);
+  CHECK_THAT(param.err, Contains("param.yaml:4") && Contains("bitz"));
+
+  auto method = dry("method.yaml", "name: m\ngrids:\n  - method: rtnn\n    params: {bits: [3, 4]}\n");
+  CHECK(method.exit_code == 1);
+  CHECK_THAT(method.err, Contains("method.yaml:3") && Contains("rtnn"));
+
+  auto shard = dry("ok.yaml", "name: ok\nruns:\n  - recipe: rtn-w4g128\n", "--shard 3/3");
+  CHECK(shard.exit_code == 1);
+  CHECK_THAT(shard.err, Contains("--shard") && Contains("0 <= K < N"));
+
+  auto missing = RunPerpcomp("sweep --sweep " + Q(dir + "/ok.yaml") + " --out " + Q(dir + "/r.h5"));
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.err, Contains("--model is required"));
+  CHECK(!Exists(dir + "/r.h5"));
+}
+
+TEST_CASE("sweep: three runs end to end, the results layout, resume skips finished runs", "[sweep][slow]") {
+  const pc::test::SweepFixture f = pc::test::MakeSweepFixture("e2e");
+  const std::string sweep = pc::test::ThreeRunSweep(f.dir);
+  const CleanRun c = RunClean(f, sweep, "results");
+
+  {
+    pc::store::File res = pc::store::File::OpenRead(c.out, pc::store::kind::kSweepResults);
+    const pc::store::Group root = res.root();
+    CHECK(root.GetAttr<std::string>("sweep") == "three");
+    CHECK(root.GetAttr<int64_t>("runs_total") == 3);
+    CHECK(root.GetAttr<int64_t>("runs_complete") == 3);
+    CHECK(root.GetAttr<std::string>("shard").empty());
+    CHECK(root.GetAttr<double>("reference_ppl") > 1);
+    CHECK(root.GetAttr<double>("reference_pairs_accuracy") >= 0);
+    CHECK_THAT(root.GetAttr<std::string>("sweep_yaml"), Contains("name: three"));
+    const auto conventions = nlohmann::json::parse(root.GetAttr<std::string>("conventions"));
+    for (const char* k : {"model", "model_hash", "eval_text", "eval_sha256", "seq_len", "windows", "pairs", "calib",
+                          "metrics_conventions", "perpcomp"}) {
+      CHECK(conventions.contains(k));
+    }
+    CHECK(conventions["seq_len"] == 32);
+    CHECK(conventions["calib"]["samples"] == 8);
+    CHECK(pc::Sha256Hex(conventions.dump()) == root.GetAttr<std::string>("conventions_key"));
+    CHECK(pc::test::ResultRuns(c.out) == std::vector<std::string>{"rtn-w4g32", "awq-w4g32", "wanda-50"});
+    CHECK(root.OpenGroup("reference").IsGroup("pairs"));
+
+    const pc::store::Group awq = root.OpenGroup("runs/awq-w4g32");
+    CHECK(awq.GetAttr<std::string>("status") == "complete");
+    CHECK(awq.GetAttr<int64_t>("index") == 1);
+    CHECK(awq.GetAttr<std::string>("method") == "awq");
+    CHECK(awq.GetAttr<std::string>("family") == "quantization");
+    CHECK(root.OpenGroup("runs/wanda-50").GetAttr<std::string>("family") == "pruning");
+    const auto params = nlohmann::json::parse(awq.GetAttr<std::string>("params"));
+    CHECK(params["group_size"] == 32);
+    CHECK(params["n_grid"] == 10);
+    CHECK(params["bits"] == 4);  // from the base recipe
+    CHECK(params.contains("clip"));  // a default filled in by the registry
+    CHECK_THAT(awq.GetAttr<std::string>("recipe_yaml"), Contains("name: awq-w4g32\n"));
+    CHECK(nlohmann::json::parse(awq.GetAttr<std::string>("compression"))["recipe"] == "awq-w4g32");
+    CHECK(awq.GetAttr<std::string>("conventions_key") == root.GetAttr<std::string>("conventions_key"));
+    for (const char* s : {"seconds_compress", "seconds_measure", "seconds_eval"}) CHECK(awq.GetAttr<double>(s) > 0);
+    CHECK(awq.IsTable("sites"));
+    CHECK(awq.IsTable("weights"));
+    CHECK(awq.OpenGroup("downstream").GetAttr<double>("kl_mean") > 0);
+    const pc::store::Group pairs = awq.OpenGroup("pairs");
+    CHECK(pairs.GetAttr<double>("accuracy_drop") ==
+          Approx(pairs.GetAttr<double>("ref_accuracy") - pairs.GetAttr<double>("accuracy")));
+    CHECK(pairs.ReadTable("files").Has("accuracy_drop"));
+    CHECK(awq.OpenGroup("compress").IsTable("linears"));
+    CHECK(awq.OpenGroup("compress").GetAttr<std::string>("method") == "awq");
+  }
+  CHECK(Entries(c.work + "/models").empty());  // checkpoints deleted without --keep-models
+  CHECK(Entries(c.work + "/runs") ==
+        std::vector<std::string>{"0-rtn-w4g32.h5", "1-awq-w4g32.h5", "2-wanda-50.h5"});
+
+  // The same invocation again: every run is skipped, the run files are untouched.
+  const std::string before = pc::Sha256File(c.work + "/runs/2-wanda-50.h5");
+  auto again = RunPerpcomp("sweep " + f.Args(sweep, c.out));
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Contains("3 of 3 runs complete (0 now, 3 earlier)"));
+  CHECK_THAT(again.err, Contains("skipping 3 finished run(s)") && !Contains("compress:"));
+  CHECK(pc::Sha256File(c.work + "/runs/0-rtn-w4g32.h5") == c.first_run_sha);
+  CHECK(pc::Sha256File(c.work + "/runs/2-wanda-50.h5") == before);
+  pc::test::CheckSameResults(c.out, c.out);
+
+  // A run added to the sweep file: only it runs; results hold all four.
+  const std::string four = pc::test::WriteTextFile(
+      f.dir, "four.yaml", pc::fs::ReadFile(sweep) + "  - recipe: magnitude-50\n");
+  auto more = RunPerpcomp("sweep " + f.Args(four, c.out));
+  INFO(more.err);
+  REQUIRE(more.exit_code == 0);
+  CHECK_THAT(more.out, Contains("4 of 4 runs complete (1 now, 3 earlier)") && Contains("magnitude-50"));
+  CHECK(pc::test::ResultRuns(c.out).size() == 4);
+
+  // lm-evaluation-harness results appearing later are imported into the finished run.
+  const std::string lm = pc::test::TempDir("sweep-lm");
+  pc::test::WriteTextFile(lm, "wanda-50.json", R"({"results": {"arc_easy": {"acc,none": 0.43}}})");
+  auto imported = RunPerpcomp("sweep " + f.Args(four, c.out) + " --import-lm-eval " + Q(lm));
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  CHECK_THAT(imported.out, Contains("(0 now, 4 earlier)"));
+  CHECK_THAT(imported.err, Contains("imported") && Contains("wanda-50"));
+  {
+    pc::store::File res = pc::store::File::OpenRead(c.out, pc::store::kind::kSweepResults);
+    const pc::store::Group g = res.root().OpenGroup("runs/wanda-50/lm_eval");
+    CHECK(g.ReadTable("scores").Get<double>("value") == std::vector<double>{0.43});
+    CHECK(!res.root().OpenGroup("runs/awq-w4g32").Has("lm_eval"));
+  }
+  CHECK(pc::Sha256File(c.work + "/runs/0-rtn-w4g32.h5") == c.first_run_sha);
+
+  // Other conventions: refused before any work, naming what differs and how to start over.
+  pc::test::SweepFixture fewer = f;
+  fewer.max_windows = 6;
+  auto other = RunPerpcomp("sweep " + fewer.Args(sweep, c.out));
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.err, Contains("other conventions") && Contains("'windows' was 12 and is now 6") &&
+                            Contains("start over"));
+  pc::test::SweepFixture calib = f;
+  calib.calib_samples = 4;
+  auto other_work = RunPerpcomp("sweep " + calib.Args(sweep, f.dir + "/other.h5") + " --work " + Q(c.work));
+  CHECK(other_work.exit_code == 1);
+  CHECK_THAT(other_work.err, Contains("the work folder") && Contains("'calib.samples' was 8 and is now 4") &&
+                                 Contains("delete"));
+  CHECK(!Exists(f.dir + "/other.h5"));
+
+  // --out that is not a sweep-results file.
+  const std::string foreign = pc::test::WriteTextFile(f.dir, "foreign.h5", "not hdf5");
+  auto refuse = RunPerpcomp("sweep " + f.Args(sweep, foreign));
+  CHECK(refuse.exit_code == 1);
+  CHECK_THAT(refuse.err, Contains("--out: refusing to replace") && Contains("is not an HDF5 file"));
+}

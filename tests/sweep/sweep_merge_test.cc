@@ -1,0 +1,180 @@
+// recipes/sweep_results.h without a model: conventions keys and differences, results files
+// rebuilt from run files, and every refusal of `perpcomp merge`.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/sha256.h"
+#include "recipes/sweep_results.h"
+#include "store/file.h"
+#include "tests/sweep/sweep_test_util.h"
+
+using Catch::Matchers::Contains;
+using nlohmann::json;
+using pc::recipes::FirstDifference;
+
+namespace {
+
+std::string Q(const std::string& s) { return "'" + s + "'"; }
+
+json Conventions(const std::string& model_hash = "abc", int64_t windows = 8) {
+  return json{{"model", "/m"},
+              {"model_hash", model_hash},
+              {"eval_text", "/t.txt"},
+              {"eval_sha256", "e"},
+              {"seq_len", 32},
+              {"windows", windows},
+              {"pairs", json::array({{{"file", "/p.jsonl"}, {"sha256", "p"}}})},
+              {"calib", {{"source", "/c.txt"}, {"sha256", "c"}, {"samples", 8}, {"seq_len", nullptr}, {"seed", nullptr}}},
+              {"metrics_conventions", 1},
+              {"perpcomp", "perpcomp 0.1.0"}};
+}
+
+struct FakeRun {
+  std::string name;
+  int64_t index;
+  double delta_nll;
+};
+
+// A run file as the sweep writes it (the parts merge and rebuild look at).
+std::string WriteRunFile(const std::string& dir, const FakeRun& r, const json& conventions) {
+  const std::string path = dir + "/" + pc::recipes::RunFileName(r.index, r.name);
+  pc::store::StagedWriter w = pc::store::File::CreateStaged(path, pc::store::kind::kSweepRun, true);
+  pc::store::Group g = w.root().CreateGroup("runs").CreateGroup(r.name);
+  g.SetAttr("run", r.name);
+  g.SetAttr("index", r.index);
+  g.SetAttr("recipe_yaml", "name: '" + r.name + "'\nmethod: 'rtn'\n");
+  g.SetAttr("conventions", conventions.dump());
+  g.SetAttr("conventions_key", pc::recipes::ConventionsKey(conventions));
+  g.SetAttr("status", "complete");
+  g.SetAttr("seconds_compress", 1.5);
+  pc::store::Group d = g.CreateGroup("downstream");
+  d.SetAttr("delta_nll", r.delta_nll);
+  d.SetAttr("kl_mean", r.delta_nll * 2);
+  w.Commit();
+  return path;
+}
+
+std::string WriteReference(const std::string& dir) {
+  const std::string path = dir + "/reference.h5";
+  pc::store::StagedWriter w = pc::store::File::CreateStaged(path, pc::store::kind::kEval, true);
+  pc::store::Group g = w.root().CreateGroup("reference");
+  g.SetAttr("ppl", 12.5);
+  g.SetAttr("mean_nll", std::log(12.5));
+  w.Commit();
+  return path;
+}
+
+// A results file of `runs` under `conventions` (shard "" or "K/N").
+std::string WriteResults(const std::string& dir, const std::string& name, const std::vector<FakeRun>& runs,
+                         const json& conventions, const std::string& shard = "", int64_t total = 3) {
+  const std::string sub = pc::test::TempDir("merge-" + name);
+  std::vector<std::string> files;
+  for (const auto& r : runs) files.push_back(WriteRunFile(sub, r, conventions));
+  pc::recipes::ResultsHeader h;
+  h.sweep = "fake";
+  h.sweep_yaml = "name: fake\n";
+  h.conventions = conventions;
+  h.conventions_key = pc::recipes::ConventionsKey(conventions);
+  h.runs_total = total;
+  h.shard = shard;
+  const std::string out = dir + "/" + name + ".h5";
+  pc::recipes::WriteSweepResults(out, h, WriteReference(sub), files);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sweep results: conventions keys and the first difference", "[sweep]") {
+  const json a = Conventions();
+  CHECK(pc::recipes::ConventionsKey(a) == pc::Sha256Hex(a.dump()));
+  CHECK(pc::recipes::ConventionsKey(a) == pc::recipes::ConventionsKey(json::parse(a.dump())));
+  CHECK(FirstDifference(a, a).empty());
+  auto d = FirstDifference(a, Conventions("xyz"));
+  CHECK(d.path == "model_hash");
+  CHECK(d.a == "\"abc\"");
+  CHECK(d.b == "\"xyz\"");
+  json b = a;
+  b["calib"]["samples"] = 16;
+  b["windows"] = 4;
+  d = FirstDifference(a, b);  // keys in order: calib before windows
+  CHECK(d.path == "calib.samples");
+  CHECK(d.a == "8");
+  CHECK(d.b == "16");
+  json c = a;
+  c["pairs"].push_back({{"file", "/q.jsonl"}, {"sha256", "q"}});
+  d = FirstDifference(a, c);
+  CHECK(d.path == "pairs[1]");
+  CHECK(d.a == "(absent)");
+  json e = a;
+  e.erase("perpcomp");
+  CHECK(FirstDifference(a, e).path == "perpcomp");
+  CHECK(pc::recipes::RunFileName(3, "awq-w4g128") == "3-awq-w4g128.h5");
+}
+
+TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "[sweep]") {
+  const std::string dir = pc::test::TempDir("merge-ok");
+  const json conv = Conventions();
+  const std::string s0 = WriteResults(dir, "s0", {{"a", 0, 0.1}, {"c", 2, 0.3}}, conv, "0/2");
+  const std::string s1 = WriteResults(dir, "s1", {{"b", 1, 0.2}}, conv, "1/2");
+  {
+    pc::store::File f = pc::store::File::OpenRead(s0, pc::store::kind::kSweepResults);
+    pc::recipes::ResultsHeader h = pc::recipes::ReadResultsHeader(f);
+    CHECK(h.shard == "0/2");
+    CHECK(h.runs_total == 3);
+    CHECK(f.root().GetAttr<int64_t>("runs_complete") == 2);
+    CHECK(f.root().GetAttr<double>("reference_ppl") == 12.5);
+    CHECK(std::isnan(f.root().GetAttr<double>("reference_pairs_accuracy")));
+  }
+  const std::string all = dir + "/all.h5";
+  auto s = pc::recipes::MergeSweepResults({s1, s0}, all, false);
+  CHECK(s.runs == 3);
+  CHECK(s.shard.empty());
+  CHECK(pc::test::ResultRuns(all) == std::vector<std::string>{"a", "b", "c"});
+  pc::store::File f = pc::store::File::OpenRead(all, pc::store::kind::kSweepResults);
+  CHECK(f.root().GetAttr<std::string>("shard").empty());
+  CHECK(f.root().GetAttr<int64_t>("runs_complete") == 3);
+  CHECK(f.root().OpenGroup("runs/b/downstream").GetAttr<double>("delta_nll") == 0.2);
+  CHECK(f.root().IsGroup("reference"));
+
+  // A run in two files with different numbers (another seconds_compress alone would be fine).
+  const std::string other = WriteResults(dir, "other", {{"b", 1, 0.25}}, conv, "1/2");
+  CHECK_THROWS_WITH(pc::recipes::MergeSweepResults({s0, s1, other}, dir + "/x.h5", false),
+                    Contains("run 'b' is in") && Contains("s1.h5") && Contains("other.h5") &&
+                        Contains("different contents") && Contains("'downstream.delta_nll' is 0.2 and 0.25"));
+}
+
+TEST_CASE("perpcomp merge refuses other models, other conventions, and files that are not sweep results", "[sweep]") {
+  const std::string dir = pc::test::TempDir("merge-bad");
+  const std::string a = WriteResults(dir, "a", {{"r1", 0, 0.1}}, Conventions("abc"));
+  const std::string other_model = WriteResults(dir, "b", {{"r2", 1, 0.2}}, Conventions("def"));
+  const std::string other_windows = WriteResults(dir, "c", {{"r3", 2, 0.3}}, Conventions("abc", 4));
+
+  auto r = pc::test::RunPerpcomp("merge " + Q(a) + " " + Q(other_model) + " --out " + Q(dir + "/m.h5"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("cannot merge") && Contains("b.h5") && Contains("a.h5") &&
+                        Contains("'model_hash' is \"abc\"") && Contains("\"def\""));
+  r = pc::test::RunPerpcomp("merge " + Q(a) + " " + Q(other_windows) + " --out " + Q(dir + "/m.h5"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("'windows' is 8") && Contains("and 4 in"));
+
+  // Not sweep results: a measure file, and a file that is not HDF5.
+  {
+    pc::store::StagedWriter w = pc::store::File::CreateStaged(dir + "/measure.h5", pc::store::kind::kMeasure, true);
+    w.Commit();
+  }
+  r = pc::test::RunPerpcomp("merge " + Q(a) + " " + Q(dir + "/measure.h5") + " --out " + Q(dir + "/m.h5"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("measure.h5") && Contains("expected a 'sweep-results' file, got 'measure'"));
+  const std::string text = pc::test::WriteTextFile(dir, "notes.h5", "hello");
+  r = pc::test::RunPerpcomp("merge " + Q(text) + " --out " + Q(dir + "/m.h5"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("notes.h5' is not an HDF5 file"));
+  CHECK(pc::test::Temporaries(dir).empty());
+  CHECK(pc::test::Run("test -e " + Q(dir + "/m.h5")).exit_code != 0);
+
+  r = pc::test::RunPerpcomp("merge --out " + Q(dir + "/m.h5"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("give the sweep-results files"));
+}

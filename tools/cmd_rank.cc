@@ -1,0 +1,127 @@
+// perpcomp rank results.h5 --out DIR: which error metric predicts downstream loss across a sweep's runs, and
+// which run wins (docs/RANKING.md). Reads a sweep-results file, correlates every predictor with every outcome
+// (bootstrap intervals over runs), writes DIR/report.html, report.md and CSVs (staged), prints the headline.
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "core/threads.h"
+#include "reports/predictors.h"
+#include "reports/ranking_analysis.h"
+#include "reports/ranking_report.h"
+#include "reports/sweep_results.h"
+#include "store/file.h"
+#include "tools/cli.h"
+
+namespace pc::cli {
+namespace {
+
+// The arguments as a shell would need them (recorded in the report's conventions).
+std::string CommandLine(const std::vector<std::string>& args) {
+  std::string out = "perpcomp rank";
+  for (const std::string& a : args) {
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                         "-_./=:,+@") == std::string::npos;
+    out += " " + (plain ? a : "'" + ReplaceAll(a, "'", "'\\''") + "'");
+  }
+  return out;
+}
+
+void PrintPredictors(const std::vector<reports::PredictorInfo>& predictors, const std::vector<std::string>& left_out) {
+  for (const auto& p : predictors) std::printf("%s\t%s\n", p.name.c_str(), p.description.c_str());
+  for (const auto& note : left_out) std::printf("# not available: %s\n", note.c_str());
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary);
+  f << content;
+  f.close();
+  PC_CHECK(f.good(), "cannot write '", path, "'");
+}
+
+}  // namespace
+
+int RunRank(const std::vector<std::string>& args) {
+  CommonOptions common;
+  std::string results_path, out_dir, coefficient = "spearman";
+  reports::RankOptions options;
+  uint64_t seed = 0;
+  int resamples = 2000;
+  bool overwrite = false, list_predictors = false, list_outcomes = false;
+  po::options_description desc("options");
+  desc.add_options()
+    ("results", po::value<std::string>(&results_path), "sweep-results file (perpcomp sweep / merge)")
+    ("out", po::value<std::string>(&out_dir), "output folder: report.html, report.md, CSVs (staged)")
+    ("outcome", po::value<std::string>(&options.outcome)->default_value("delta_nll"),
+     "downstream score to rank runs by and to headline (see --list-outcomes)")
+    ("predictors", po::value<std::string>(&options.predictors),
+     "comma-separated globs of predictor names; !GLOB excludes (default: all; see --list-predictors)")
+    ("coefficient", po::value<std::string>(&coefficient)->default_value("spearman"),
+     "coefficient of the headline, the best predictor and perp-vs-iso: pearson, pearson_log, spearman, kendall_tau_b")
+    ("bootstrap", po::value<int>(&resamples)->default_value(2000), "bootstrap resamples B")
+    ("seed", po::value<uint64_t>(&seed)->default_value(0), "bootstrap seed (recorded in the report)")
+    ("list-predictors", po::bool_switch(&list_predictors),
+     "print the predictors (those available in the results file when one is given) and exit")
+    ("list-outcomes", po::bool_switch(&list_outcomes), "print the outcomes of the results file and exit")
+    ("overwrite", po::bool_switch(&overwrite), "replace an existing --out folder");
+  AddCommonOptions(desc, common);
+  po::positional_options_description positional;
+  positional.add("results", 1);
+  po::variables_map vm;
+  if (!Parse("rank", "results.h5 --out DIR [--outcome NAME] [--predictors GLOBS] [--seed S] [--bootstrap B]", desc, args,
+             vm, &positional, &common)) {
+    return 0;
+  }
+  options.bootstrap.resamples = resamples;
+  options.bootstrap.seed = seed;
+  options.coefficient = reports::ParseCoefficient(coefficient, "--coefficient");
+  options.threads = common.threads > 0 ? common.threads : DefaultThreads();
+  options.Validate();
+
+  if (list_predictors && results_path.empty()) {
+    PrintPredictors(reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors), {});
+    return 0;
+  }
+  PC_CHECK(!results_path.empty(), "rank: no results file given (usage: perpcomp rank results.h5 --out DIR)");
+  if (!list_predictors && !list_outcomes) {
+    PC_CHECK(!out_dir.empty(), "rank: --out DIR is required (the report's folder)");
+    fs::CheckOutputPath(out_dir, overwrite, "--out");
+  }
+
+  const reports::SweepResults results = reports::ReadSweepResults(results_path);
+  if (list_predictors) {
+    const auto m = reports::ExtractPredictors(results, reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors));
+    PrintPredictors(m.predictors, m.left_out);
+    return 0;
+  }
+  if (list_outcomes) {
+    const reports::OutcomeMatrix m = reports::ExtractOutcomes(results);
+    for (size_t o = 0; o < m.outcomes.size(); ++o) {
+      std::printf("%s\t%zu runs\t%s\n", m.outcomes[o].name.c_str(), m.RunsWith(o).size(), m.outcomes[o].description.c_str());
+    }
+    return 0;
+  }
+  log::Info("rank", results_path, ": ", results.runs.size(), " runs; bootstrap ", options.bootstrap.resamples,
+            " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
+
+  const reports::RankingAnalysis analysis = reports::AnalyzeSweep(results, options);
+  if (!analysis.predictors.left_out.empty()) {
+    log::Info("rank", analysis.predictors.left_out.size(), " selected predictors are not in every run and were left out (",
+              analysis.predictors.left_out.front(), (analysis.predictors.left_out.size() > 1 ? ", ..." : ""), ")");
+  }
+  const reports::RankReport report = reports::BuildRankReport(results, analysis, {CommandLine(args), store::CreatedBy()});
+
+  fs::StagedDir staged(out_dir, overwrite, "--out");
+  for (const reports::ReportFile& f : report.files) WriteFile(fs::Join(staged.path(), f.name), f.content);
+  staged.Commit();
+
+  std::printf("%s", report.headline.c_str());
+  std::printf("report: %s (%zu tables, %zu figures; report.md and %zu CSV files beside it)\n",
+              fs::Join(out_dir, "report.html").c_str(), report.html_tables, report.html_figures, report.files.size() - 2);
+  return 0;
+}
+
+}  // namespace pc::cli

@@ -1,0 +1,195 @@
+// perpcomp sweep --model DIR --sweep FILE.yaml --calib SPEC --eval FILE [--pairs SPEC] --out results.h5
+//   [--work DIR] [--shard K/N] [--keep-models] [--dry-run] [--seq-len N] [--max-windows K] [--per-token]
+//   [--import-lm-eval DIR]
+// Every run of a sweep file compressed, measured and evaluated against the model; resumable,
+// crash-safe, sharded (docs/SWEEPS.md). The library side is recipes/sweep_run.h.
+#include <cstdio>
+#include <cstdlib>
+#include <tuple>
+#include <nlohmann/json.hpp>
+
+#include "calibration/calib_set.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "metrics/minimal_pairs.h"
+#include "recipes/param_value.h"
+#include "recipes/sweep_results.h"
+#include "recipes/sweep_run.h"
+#include "store/file.h"
+#include "tools/cli.h"
+#include "tools/model_options.h"
+#include "tools/run_io.h"
+
+namespace pc::cli {
+
+namespace {
+
+// --dry-run: index, name, method, params, origin of every run (of the shard).
+void PrintRuns(const recipes::SweepPlan& plan, const std::vector<size_t>& runs, const std::string& shard) {
+  size_t wname = 4, wmethod = 6, wparams = 6;
+  std::vector<std::string> params(plan.runs.size());
+  for (size_t i : runs) {
+    const recipes::RecipeSpec& r = plan.runs[i].recipe;
+    recipes::MainMethodParams(r);  // unknown methods or parameters fail here, naming the recipe line
+    params[i] = r.params.empty() ? "(default params)" : recipes::FormatParams(r.params);
+    wname = std::max(wname, r.name.value.size());
+    wmethod = std::max(wmethod, r.method.value.size());
+    wparams = std::max(wparams, params[i].size());
+  }
+  std::printf("sweep '%s' (%s): %zu runs", plan.spec.name.value.c_str(), plan.path.c_str(), plan.runs.size());
+  if (!shard.empty()) std::printf("; shard %s: %zu runs", shard.c_str(), runs.size());
+  std::printf("\n%5s  %-*s  %-*s  %-*s  %s\n", "index", static_cast<int>(wname), "name", static_cast<int>(wmethod),
+              "method", static_cast<int>(wparams), "params", "origin");
+  for (size_t i : runs) {
+    const recipes::RecipeSpec& r = plan.runs[i].recipe;
+    std::printf("%5zu  %-*s  %-*s  %-*s  %s\n", i, static_cast<int>(wname), r.name.value.c_str(),
+                static_cast<int>(wmethod), r.method.value.c_str(), static_cast<int>(wparams), params[i].c_str(),
+                plan.runs[i].origin.c_str());
+  }
+}
+
+// An existing --out must be this sweep's results (same conventions); it is rebuilt as runs finish.
+void CheckSweepOutput(const std::string& out, const nlohmann::json& conventions) {
+  const std::string key = recipes::ConventionsKey(conventions);
+  if (!fs::Exists(out)) {
+    fs::CheckOutputPath(out, false, "--out");
+    return;
+  }
+  recipes::ResultsHeader h;
+  try {
+    store::File f = store::File::OpenRead(out, store::kind::kSweepResults);
+    h = recipes::ReadResultsHeader(f);
+  } catch (const Error& e) {
+    PC_THROW("--out: refusing to replace '", out, "': ", e.what(), "; remove it or choose another --out");
+  }
+  if (h.conventions_key == key) return;
+  recipes::JsonDifference d = recipes::FirstDifference(h.conventions, conventions);
+  PC_THROW("--out '", out, "' holds results of a sweep made under other conventions: '", d.path, "' was ", d.a,
+           " and is now ", d.b, "; remove it (and its work folder) to start over, or choose another --out");
+}
+
+// Run files that do not open (damaged outside perpcomp: complete files are only ever renamed
+// into place) are set aside as <file>.damaged and their runs redone.
+void SetAsideDamagedRunFiles(const std::string& work) {
+  for (const auto& path : recipes::ListRunFiles(work)) {
+    try {
+      recipes::ReadRunFileInfo(path);
+    } catch (const Error& e) {
+      log::Warn("sweep", "run file '", path, "' cannot be read (", e.what(), "); moved to '", path,
+                ".damaged' and its run will be redone");
+      if (std::rename(path.c_str(), (path + ".damaged").c_str()) != 0) {
+        PC_THROW("cannot move the damaged run file '", path, "' aside; delete it and rerun");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int RunSweepCmd(const std::vector<std::string>& args) {
+  CommonOptions common;
+  CacheFlags cache;
+  std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir;
+  std::vector<std::string> pair_specs;
+  recipes::CalibOverrides calib;
+  int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
+  bool keep_models = false, dry_run = false, per_token = false;
+  po::options_description desc("options");
+  desc.add_options()
+    ("model", po::value<std::string>(&model_dir), "reference Hugging Face model folder (compressed by every run)")
+    ("sweep", po::value<std::string>(&sweep_path), "sweep file (docs/RECIPES.md), e.g. recipes/sweeps/default.yaml")
+    ("calib", po::value<std::string>(&calib.source), "calibration text (plain or *.jsonl) or self:N")
+    ("calib-samples", po::value<int64_t>(&samples)->default_value(0), "calibration samples (0: recipe/method default)")
+    ("calib-seq-len", po::value<int64_t>(&calib_seq_len)->default_value(0), "tokens per calibration sample (0: recipe default)")
+    ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)")
+    ("eval", po::value<std::string>(&eval_path), "evaluation text (plain or *.jsonl): error metrics, dNLL, KL, top-1")
+    ("pairs", po::value<std::vector<std::string>>(&pair_specs)->composing(),
+     "minimal pairs: BLiMP .jsonl file, folder of them, or blimp-sva (repeatable)")
+    ("out", po::value<std::string>(&out), "results file (kind sweep-results), rebuilt after every run")
+    ("work", po::value<std::string>(&work), "work folder (default: <out without .h5>.work beside --out)")
+    ("shard", po::value<std::string>(&shard_text), "run only the runs with index % N == K (K/N, K in 0..N-1)")
+    ("keep-models", po::bool_switch(&keep_models), "keep every compressed checkpoint under <work>/models")
+    ("dry-run", po::bool_switch(&dry_run), "list the expanded runs (index, name, method, params, origin); touch nothing")
+    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "evaluation window length in tokens (0: the model's context)")
+    ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "evaluate the first K windows (0: all)")
+    ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
+    ("per-token", po::bool_switch(&per_token), "store every token's values in each run (large)")
+    ("import-lm-eval", po::value<std::string>(&lm_eval_dir), "folder of <run>.json lm-evaluation-harness results, imported per run");
+  AddCacheOptions(desc, cache);
+  AddCommonOptions(desc, common);
+  po::variables_map vm;
+  if (!Parse("sweep", "--model DIR --sweep FILE.yaml --calib SPEC --eval FILE --out results.h5 [options]", desc, args,
+             vm, nullptr, &common)) {
+    return 0;
+  }
+  PC_CHECK(!sweep_path.empty(), "--sweep is required: a sweep file such as recipes/sweeps/default.yaml");
+  recipes::SweepOptions so;
+  if (!shard_text.empty()) {
+    std::tie(so.shard_k, so.shard_n) = ParseShard(shard_text, "--shard");
+    so.sharded = true;
+  }
+  const recipes::SweepPlan plan = recipes::LoadSweepPlan(sweep_path);
+  const std::vector<size_t> mine = recipes::ShardIndices(plan.runs.size(), so.shard_k, so.shard_n);
+  if (dry_run) {
+    PrintRuns(plan, mine, so.sharded ? shard_text : "");
+    return 0;
+  }
+  PC_CHECK(!model_dir.empty(), "--model is required (or --dry-run)");
+  PC_CHECK(!calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
+  PC_CHECK(!eval_path.empty(), "--eval is required: the text the runs are measured and evaluated on");
+  PC_CHECK(!out.empty(), "--out is required: the results file (for example results.h5)");
+  PC_CHECK(batch >= 0, "--batch must not be negative");
+  if (samples != 0) { PC_CHECK(samples > 0, "--calib-samples must be positive, got ", samples); calib.samples = samples; }
+  if (calib_seq_len != 0) {
+    PC_CHECK(calib_seq_len > 0, "--calib-seq-len must be positive, got ", calib_seq_len);
+    calib.seq_len = calib_seq_len;
+  }
+  if (seed >= 0) calib.seed = static_cast<uint64_t>(seed);
+  int64_t self_n = 0;
+  PC_CHECK(ParseSelfSpec(calib.source, &self_n) || fs::Exists(calib.source), "--calib '", calib.source,
+           "' does not exist (give a text file, plain or *.jsonl, or self:N)");
+  if (!lm_eval_dir.empty()) {
+    PC_CHECK(fs::IsDirectory(lm_eval_dir), "--import-lm-eval '", lm_eval_dir, "' is not a folder (expected <run>.json files)");
+  }
+
+  // Inputs that can be wrong are read before anything is written.
+  recipes::SweepInputs in;
+  in.model_dir = model_dir;
+  in.calib = calib;
+  in.eval_path = eval_path;
+  in.lm_eval_dir = lm_eval_dir;
+  for (const auto& spec : pair_specs) {
+    for (const auto& f : ResolvePairFiles(spec, SharedDataDir())) {
+      std::vector<MinimalPair> p = ReadMinimalPairs(f);
+      in.pairs.insert(in.pairs.end(), p.begin(), p.end());
+      in.pair_files.push_back(f);
+    }
+  }
+  TextWindows tw = LoadTextWindows(eval_path, "text", seq_len, max_windows, LoadModelConfig(model_dir), model_dir);
+  in.windows = tw.windows.tokens;
+  in.eval_sha256 = tw.text.sha256;
+  in.stream_tokens = tw.windows.stream_tokens;
+
+  so.out = out;
+  so.work = work.empty() ? recipes::DefaultWorkDir(out) : work;
+  so.keep_models = keep_models;
+  so.per_token = per_token;
+  so.batch = batch;
+  so.cache = ToCacheOptions(cache);
+  if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) so.crash_at = crash;
+
+  const nlohmann::json conventions = recipes::SweepConventions(in, so.cache);
+  CheckSweepOutput(out, conventions);
+  SetAsideDamagedRunFiles(so.work);
+  log::Info("sweep", "'", plan.spec.name.value, "': ", mine.size(), " of ", plan.runs.size(), " runs",
+            so.sharded ? " (shard " + shard_text + ")" : std::string(), " on ", model_dir, "; ",
+            in.windows.size(0), " x ", in.windows.size(1), " evaluation tokens; work folder ", so.work);
+  recipes::SweepSummary s = recipes::RunSweep(plan, in, conventions, so);
+  std::printf("sweep '%s': %zu of %zu runs complete (%zu now, %zu earlier) -> %s\n", plan.spec.name.value.c_str(),
+              s.done + s.skipped, s.in_shard, s.done, s.skipped, out.c_str());
+  return 0;
+}
+
+}  // namespace pc::cli
