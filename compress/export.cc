@@ -86,14 +86,22 @@ void CopyOtherFiles(const std::string& src, const std::string& dst) {
 
 }  // namespace
 
-void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir) {
-  // Which linears, with which quantizer; what cannot be represented, by name.
-  std::map<std::string, QuantSpec> quantized;
-  std::vector<std::string> skipped, not_quantizer, not_4bit, bad_shape;
+namespace {
+
+struct ExportPlan {
+  std::map<std::string, QuantSpec> quantized;  // module -> quantizer
+  std::vector<std::string> skipped;             // block linears left alone (modules_to_not_convert)
+  int64_t group_size = 0;
+};
+
+// The checks of CheckAwqGemm; shapes come from the tensor declarations (nothing is loaded).
+ExportPlan Resolve(const Model& model, const Plan& plan) {
+  ExportPlan out;
+  std::vector<std::string> not_quantizer, not_4bit, bad_shape;
   std::set<int64_t> group_sizes;
   for (const PlanEntry& e : plan.entries) {
     if (e.method < 0) {
-      skipped.push_back(e.name);
+      out.skipped.push_back(e.name);
       continue;
     }
     const Method& m = *plan.methods[e.method];
@@ -106,35 +114,42 @@ void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir) {
       not_4bit.push_back(Str(e.name, " (", m.name(), " bits=", spec.bits, ")"));
       continue;
     }
-    quantized[e.name] = spec;
+    out.quantized[e.name] = spec;
     group_sizes.insert(spec.group_size);
   }
   PC_CHECK(not_quantizer.empty(), "--format awq-gemm packs quantized weights only; these linears are not quantized: ",
            ListNames(not_quantizer));
   PC_CHECK(not_4bit.empty(), "--format awq-gemm: AutoAWQ's GEMM layout holds 4-bit weights; these linears have other ",
            "widths: ", ListNames(not_4bit));
-  PC_CHECK(!quantized.empty(), "--format awq-gemm: the recipe quantizes no linear");
+  PC_CHECK(!out.quantized.empty(), "--format awq-gemm: the recipe quantizes no linear");
   std::vector<std::string> sizes;
   for (int64_t g : group_sizes) sizes.push_back(std::to_string(g));
   PC_CHECK(sizes.size() == 1, "--format awq-gemm: quantization_config has one group_size, the recipe uses ",
            sizes.size(), " (", Join(sizes, ", "), ")");
-  const int64_t group_size = *group_sizes.begin();
-  for (int l = 0; l < model.num_layers(); ++l) {
-    const bool was_loaded = model.block(l).loaded;
-    if (!was_loaded) model.LoadBlock(l);
-    for (const Linear& lin : model.block(l).linears) {
-      if (!quantized.count(lin.name)) continue;
-      if (group_size > 0 && lin.in_features() % group_size != 0) {
-        bad_shape.push_back(Str(lin.name, " (in_features ", lin.in_features(), " is not a multiple of group_size ",
-                                group_size, ")"));
-      }
-      if (lin.out_features() % 8 != 0) {
-        bad_shape.push_back(Str(lin.name, " (out_features ", lin.out_features(), " is not a multiple of 8)"));
-      }
+  out.group_size = *group_sizes.begin();
+  for (const auto& e : model.TensorEntries(SaveOptions{})) {
+    if (!EndsWith(e.name, ".weight") || !out.quantized.count(e.name.substr(0, e.name.size() - 7))) continue;
+    int64_t rows = e.shape[0], cols = e.shape[1];
+    if (model.arch().conv1d) std::swap(rows, cols);  // declared in the on-disk (in, out) layout
+    const std::string module = e.name.substr(0, e.name.size() - 7);
+    if (out.group_size > 0 && cols % out.group_size != 0) {
+      bad_shape.push_back(Str(module, " (in_features ", cols, " is not a multiple of group_size ", out.group_size, ")"));
     }
-    if (!was_loaded) model.UnloadBlock(l);
+    if (rows % 8 != 0) bad_shape.push_back(Str(module, " (out_features ", rows, " is not a multiple of 8)"));
   }
   PC_CHECK(bad_shape.empty(), "--format awq-gemm cannot represent these linears: ", ListNames(bad_shape));
+  return out;
+}
+
+}  // namespace
+
+void CheckAwqGemm(const Model& model, const Plan& plan) { Resolve(model, plan); }
+
+void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir) {
+  const ExportPlan ep = Resolve(model, plan);
+  const std::map<std::string, QuantSpec>& quantized = ep.quantized;
+  const std::vector<std::string>& skipped = ep.skipped;
+  const int64_t group_size = ep.group_size;
   if (model.arch().conv1d) {
     log::Warn("export", "awq-gemm: ", model.config().model_type, " stores Conv1D modules; the folder uses the GEMM ",
               "layout of their (out, in) weights, which AutoAWQ and transformers do not load for this architecture");

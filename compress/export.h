@@ -15,4 +15,9 @@ namespace pc {
 // quantized with which parameters. Linears it cannot represent are refused by name.
 void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir);
 
+// The refusals of ExportAwqGemm (linears not quantized, bits != 4, more than one group size,
+// in_features not a multiple of the group size, out_features not a multiple of 8), by name,
+// from the plan and the tensor declarations alone: call it before compressing.
+void CheckAwqGemm(const Model& model, const Plan& plan);
+
 }  // namespace pc

@@ -13,89 +13,6 @@
 
 namespace pc {
 
-namespace {
-
-std::string Stem(const std::string& path) {
-  std::string b = fs::Basename(path);
-  return EndsWith(b, ".jsonl") ? b.substr(0, b.size() - 6) : b;
-}
-
-std::string OptionalString(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
-                           const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return fallback;
-  if (it->is_string()) return it->get<std::string>();
-  PC_CHECK(it->is_number(), where, ": '", key, "' is ", it->type_name(), ", expected a string");
-  return it->dump();
-}
-
-}  // namespace
-
-std::vector<MinimalPair> ReadMinimalPairs(const std::string& path) {
-  PC_CHECK(fs::Exists(path), "--pairs: '", path, "' does not exist");
-  const std::string bytes = fs::ReadFile(path);
-  const std::string stem = Stem(path);
-  std::vector<MinimalPair> out;
-  size_t start = 0;
-  int64_t line_no = 0;
-  while (start < bytes.size()) {
-    size_t end = bytes.find('\n', start);
-    if (end == std::string::npos) end = bytes.size();
-    ++line_no;
-    std::string line = bytes.substr(start, end - start);
-    start = end + 1;
-    if (Trim(line).empty()) continue;
-    const std::string where = Str(path, " line ", line_no);
-    nlohmann::json obj = ParseJson(line, where);
-    PC_CHECK(obj.is_object(), where, ": expected a JSON object, got ", obj.type_name());
-    MinimalPair p;
-    p.good = JsonString(obj, "sentence_good", where);
-    p.bad = JsonString(obj, "sentence_bad", where);
-    p.file = stem;
-    p.term = OptionalString(obj, "linguistics_term", "", where);
-    p.uid = OptionalString(obj, "UID", stem, where);
-    p.pair_id = OptionalString(obj, "pairID", std::to_string(line_no), where);
-    p.line = line_no;
-    out.push_back(std::move(p));
-  }
-  PC_CHECK(!out.empty(), "--pairs: '", path, "' holds no minimal pairs");
-  return out;
-}
-
-const std::vector<std::string>& BlimpSvaFiles() {
-  static const std::vector<std::string> files = {
-      "distractor_agreement_relational_noun",    "distractor_agreement_relative_clause",
-      "irregular_plural_subject_verb_agreement_1", "irregular_plural_subject_verb_agreement_2",
-      "regular_plural_subject_verb_agreement_1",   "regular_plural_subject_verb_agreement_2"};
-  return files;
-}
-
-std::vector<std::string> ResolvePairFiles(const std::string& spec, const std::string& shared_data_dir) {
-  if (spec == "blimp-sva") {
-    const std::string dir = fs::Join(shared_data_dir, "tasks/blimp/data");
-    PC_CHECK(fs::IsDirectory(dir), "--pairs blimp-sva: the BLiMP data is not at '", dir,
-             "' (set PERPCOMP_SHARED to the folder holding data/tasks/blimp, or pass the .jsonl files)");
-    std::vector<std::string> files;
-    for (const auto& stem : BlimpSvaFiles()) {
-      std::string f = fs::Join(dir, stem + ".jsonl");
-      PC_CHECK(fs::Exists(f), "--pairs blimp-sva: '", f, "' is missing");
-      files.push_back(f);
-    }
-    return files;
-  }
-  PC_CHECK(fs::Exists(spec), "--pairs: '", spec, "' does not exist (expected a .jsonl file, a folder or blimp-sva)");
-  if (!fs::IsDirectory(spec)) return {spec};
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(spec, ec), end; !ec && it != end; it.increment(ec)) {
-    if (EndsWith(it->path().filename().string(), ".jsonl")) files.push_back(it->path().string());
-  }
-  PC_CHECK(!ec, "--pairs: cannot list '", spec, "': ", ec.message());
-  PC_CHECK(!files.empty(), "--pairs: the folder '", spec, "' holds no .jsonl files");
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 std::vector<double> ScoreSequences(Model& model, const std::vector<std::vector<int64_t>>& sequences,
                                    const PairScoringOptions& options) {
   PC_CHECK(options.max_batch_tokens > 0, "minimal pairs: the batch must hold at least one token");
@@ -127,7 +44,8 @@ std::vector<double> ScoreSequences(Model& model, const std::vector<std::vector<i
         for (int64_t t = 0; t < L; ++t) tk[b][t] = t < static_cast<int64_t>(s.size()) ? s[t] : s[0];
         for (int64_t t = 0; t + 1 < static_cast<int64_t>(s.size()); ++t) mk[b][t] = true;
       }
-      at::Tensor logits = model.Forward(tokens).narrow(1, 0, L - 1).to(at::kFloat);  // (B, L−1, V)
+      at::Tensor out = options.forward ? options.forward(tokens) : model.Forward(tokens);  // (B, L, V)
+      at::Tensor logits = out.narrow(1, 0, L - 1).to(at::kFloat);                          // (B, L−1, V)
       at::Tensor target = tokens.narrow(1, 1, L - 1).unsqueeze(-1);                  // (B, L−1, 1)
       at::Tensor lp = logits.gather(-1, target).squeeze(-1) - at::logsumexp(logits, -1);
       at::Tensor sums = lp.to(at::kDouble).masked_fill(mask.logical_not(), 0.0).sum(-1);  // (B,)

@@ -10,34 +10,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "metrics/pairs_file.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace pc {
-
-struct MinimalPair {
-  std::string good, bad;  // sentence_good, sentence_bad
-  std::string file;       // the file's stem ("regular_plural_subject_verb_agreement_1")
-  std::string term;       // linguistics_term ("" when absent)
-  std::string uid;        // UID (the file stem when absent)
-  std::string pair_id;    // pairID (the line number when absent)
-  int64_t line = 0;       // 1-based line in its file
-};
-
-// One JSON-lines file; blank lines are skipped. Errors name the file and line: not JSON, not
-// an object, a missing or non-string sentence_good / sentence_bad.
-std::vector<MinimalPair> ReadMinimalPairs(const std::string& path);
-
-// The six BLiMP subject–verb agreement files (stems), in lm-evaluation-harness's order.
-const std::vector<std::string>& BlimpSvaFiles();
-
-// FILE (a .jsonl), DIR (its *.jsonl, sorted) or the preset "blimp-sva" (the six files of
-// <shared_data>/tasks/blimp/data). Errors: a missing path, a folder without .jsonl files, the
-// preset when the shared data is absent (naming where it was looked for).
-std::vector<std::string> ResolvePairFiles(const std::string& spec, const std::string& shared_data_dir);
 
 struct PairScore {
   double logp_good = 0, logp_bad = 0;  // summed log-probabilities (nats)
@@ -48,6 +29,9 @@ struct PairScore {
 
 struct PairScoringOptions {
   int64_t max_batch_tokens = 8192;  // padded tokens per forward
+  // tokens (B, T) -> logits (B, T, V) in place of model.Forward(tokens), e.g. a forward with
+  // hooks (probes); called once per batch, in the same order for the same sequences. Empty: plain forward.
+  std::function<at::Tensor(const at::Tensor& tokens)> forward;
 };
 
 // Summed log-probability of tokens 1.. of every sequence given its prefix (token 0 is the

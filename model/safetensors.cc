@@ -20,27 +20,11 @@ namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100ULL * 1000 * 1000;  // as the reference implementation
 
-struct DTypeRow {
-  StDType type;
-  const char* name;
-  int size;
-  at::ScalarType scalar;
+constexpr std::pair<StDType, at::ScalarType> kScalar[] = {
+    {StDType::kF64, at::kDouble}, {StDType::kF32, at::kFloat}, {StDType::kF16, at::kHalf},
+    {StDType::kBF16, at::kBFloat16}, {StDType::kI64, at::kLong}, {StDType::kI32, at::kInt},
+    {StDType::kI16, at::kShort}, {StDType::kI8, at::kChar}, {StDType::kU8, at::kByte}, {StDType::kBool, at::kBool},
 };
-constexpr DTypeRow kDTypes[] = {
-    {StDType::kF64, "F64", 8, at::kDouble},  {StDType::kF32, "F32", 4, at::kFloat},
-    {StDType::kF16, "F16", 2, at::kHalf},    {StDType::kBF16, "BF16", 2, at::kBFloat16},
-    {StDType::kI64, "I64", 8, at::kLong},    {StDType::kI32, "I32", 4, at::kInt},
-    {StDType::kI16, "I16", 2, at::kShort},   {StDType::kI8, "I8", 1, at::kChar},
-    {StDType::kU8, "U8", 1, at::kByte},      {StDType::kBool, "BOOL", 1, at::kBool},
-};
-
-const DTypeRow& Row(StDType t) {
-  for (const auto& r : kDTypes) {
-    if (r.type == t) return r;
-  }
-  PC_ASSERT(false, "unknown StDType");
-  return kDTypes[0];
-}
 
 uint64_t ReadLE64(const uint8_t* p) {
   uint64_t v = 0;
@@ -48,90 +32,21 @@ uint64_t ReadLE64(const uint8_t* p) {
   return v;
 }
 
-uint64_t JsonU64(const nlohmann::json& v, const std::string& what) {
-  PC_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0), what,
-           " must be a non-negative integer, got ", v.dump());
-  return v.get<uint64_t>();
-}
-
 }  // namespace
 
-StDType ParseStDType(const std::string& name, const std::string& where) {
-  for (const auto& r : kDTypes) {
-    if (name == r.name) return r.type;
+at::ScalarType ToScalarType(StDType t) {
+  for (const auto& [s, a] : kScalar) {
+    if (s == t) return a;
   }
-  std::string known;
-  for (const auto& r : kDTypes) known += std::string(known.empty() ? "" : ", ") + r.name;
-  PC_THROW(where, ": unknown dtype '", name, "' (supported: ", known, ")");
-}
-const char* StDTypeName(StDType t) { return Row(t).name; }
-int StDTypeSize(StDType t) { return Row(t).size; }
-at::ScalarType ToScalarType(StDType t) { return Row(t).scalar; }
-StDType FromScalarType(at::ScalarType t) {
-  for (const auto& r : kDTypes) {
-    if (r.scalar == t) return r.type;
-  }
-  PC_THROW("safetensors: dtype ", c10::toString(t), " cannot be stored");
+  PC_ASSERT(false, "unknown StDType");
+  return at::kFloat;
 }
 
-std::vector<StTensorInfo> ParseSafetensorsHeader(const std::string& header_json, uint64_t data_size,
-                                                 const std::string& where,
-                                                 std::map<std::string, std::string>* metadata) {
-  nlohmann::json header = ParseJson(header_json, where + " (header)");
-  PC_CHECK(header.is_object(), where, ": header is ", header.type_name(), ", expected a JSON object");
-  std::vector<StTensorInfo> tensors;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    const std::string& name = it.key();
-    if (name == "__metadata__") {
-      PC_CHECK(it->is_object(), where, ": __metadata__ must be an object of strings");
-      for (auto m = it->begin(); m != it->end(); ++m) {
-        PC_CHECK(m->is_string(), where, ": __metadata__ value '", m.key(), "' must be a string");
-        if (metadata != nullptr) (*metadata)[m.key()] = m->get<std::string>();
-      }
-      continue;
-    }
-    std::string what = Str(where, ": tensor '", name, "'");
-    PC_CHECK(it->is_object(), what, " must be an object with dtype, shape, data_offsets");
-    StTensorInfo info;
-    info.name = name;
-    info.dtype = ParseStDType(JsonString(*it, "dtype", what), what);
-    const auto& shape = JsonAt(*it, "shape", what);
-    PC_CHECK(shape.is_array(), what, ": shape must be an array");
-    PC_CHECK(shape.size() <= 8, what, ": shape has ", shape.size(), " dimensions (at most 8 supported)");
-    uint64_t numel = 1;
-    for (const auto& d : shape) {
-      uint64_t dim = JsonU64(d, what + " shape entry");
-      PC_CHECK(dim <= static_cast<uint64_t>(INT64_MAX), what, ": shape entry ", dim, " is too large");
-      PC_CHECK(!__builtin_mul_overflow(numel, dim, &numel), what, ": shape ", shape.dump(),
-               " overflows (product of dimensions exceeds 2^64)");
-      info.shape.push_back(static_cast<int64_t>(dim));
-    }
-    const auto& offsets = JsonAt(*it, "data_offsets", what);
-    PC_CHECK(offsets.is_array() && offsets.size() == 2, what, ": data_offsets must be [begin, end]");
-    info.begin = JsonU64(offsets[0], what + " data_offsets[0]");
-    info.end = JsonU64(offsets[1], what + " data_offsets[1]");
-    PC_CHECK(info.begin <= info.end, what, ": data_offsets [", info.begin, ", ", info.end, "] are reversed");
-    PC_CHECK(info.end <= data_size, what, ": data_offsets [", info.begin, ", ", info.end,
-             "] reach beyond the data buffer of ", data_size, " bytes (truncated file?)");
-    uint64_t bytes = 0;
-    PC_CHECK(!__builtin_mul_overflow(numel, static_cast<uint64_t>(StDTypeSize(info.dtype)), &bytes), what,
-             ": shape ", shape.dump(), " overflows its byte size");
-    PC_CHECK(info.end - info.begin == bytes, what, ": ", info.end - info.begin, " bytes in data_offsets but shape ",
-             shape.dump(), " of ", StDTypeName(info.dtype), " needs ", bytes);
-    tensors.push_back(std::move(info));
+StDType FromScalarType(at::ScalarType t) {
+  for (const auto& [s, a] : kScalar) {
+    if (a == t) return s;
   }
-  // No two tensors may share bytes (aliasing or overlap).
-  std::vector<const StTensorInfo*> order;
-  for (const auto& t : tensors) {
-    if (t.end > t.begin) order.push_back(&t);
-  }
-  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->begin < b->begin; });
-  for (size_t i = 1; i < order.size(); ++i) {
-    PC_CHECK(order[i - 1]->end <= order[i]->begin, where, ": tensors '", order[i - 1]->name, "' [",
-             order[i - 1]->begin, ", ", order[i - 1]->end, ") and '", order[i]->name, "' [", order[i]->begin, ", ",
-             order[i]->end, ") overlap");
-  }
-  return tensors;
+  PC_THROW("safetensors: dtype ", c10::toString(t), " cannot be stored");
 }
 
 std::unique_ptr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {

@@ -1,10 +1,8 @@
 // model/safetensors.h — safetensors files read over mmap and written by streaming.
 //
-// Format: 8-byte little-endian header length N, N bytes of JSON header
-// {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}},
-// then the data buffer; offsets are relative to the buffer. Every field is validated
-// before any byte is used: header length within the file, JSON, dtype, shape (no
-// overflow), byte range in bounds, size = product(shape) × dtype size, no overlaps.
+// The header (model/safetensors_format.h) is validated before any byte is used: header
+// length within the file, JSON, dtype, shape (no overflow), byte range in bounds,
+// size = product(shape) × dtype size, no overlaps.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -15,22 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "model/safetensors_format.h"
+
 namespace pc {
 
-enum class StDType { kF64, kF32, kF16, kBF16, kI64, kI32, kI16, kI8, kU8, kBool };
-
-StDType ParseStDType(const std::string& name, const std::string& where);
-const char* StDTypeName(StDType t);
-int StDTypeSize(StDType t);
 at::ScalarType ToScalarType(StDType t);
 StDType FromScalarType(at::ScalarType t);  // throws for unsupported
-
-struct StTensorInfo {
-  std::string name;
-  StDType dtype = StDType::kF32;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0, end = 0;  // relative to the data buffer
-};
 
 // One safetensors file, mapped read-only. Tensors are returned as copies (Load) or as
 // zero-copy views valid while the file lives (View; only when aligned).
@@ -62,12 +50,6 @@ class SafetensorsFile {
   std::map<std::string, size_t> index_;
   std::map<std::string, std::string> metadata_;
 };
-
-// Parses and validates a header (exposed for tests and fuzzing). `data_size` is the size
-// of the buffer after the header; `where` names the file in errors.
-std::vector<StTensorInfo> ParseSafetensorsHeader(const std::string& header_json, uint64_t data_size,
-                                                 const std::string& where,
-                                                 std::map<std::string, std::string>* metadata);
 
 // A model folder's weights: model.safetensors, or the shards of
 // model.safetensors.index.json (every shard inside the folder).

@@ -87,6 +87,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   lo.load_blocks = false;  // blocks stream from the mmap'd checkpoint
   auto model = Model::Load(options.model_dir, lo);
   ResolvedRecipe resolved = ResolvePlan(recipe, *model, MethodRegistry::Builtins());
+  if (options.format == "awq-gemm") CheckAwqGemm(*model, resolved.plan);  // refuse before compressing
   CalibSpec calib = MergeCalib(resolved, options.calib, *model);
   fs::StagedDir staged(options.out_dir, options.overwrite, "--out");
   auto tok = LoadTokenizer(options.model_dir);

@@ -280,7 +280,6 @@ RunOutcome RunOne(SweepContext& c, size_t index, Progress& progress, const std::
   co.out_dir = model_dir;
   co.overwrite = true;  // a folder left by a killed run is replaced
   co.calib = c.in.calib;
-  co.micro_batch = 0;
   CompressRunResult compressed = RunCompress(recipe, co);
   const double seconds_compress = SecondsSince(start);
 

@@ -14,8 +14,10 @@ namespace {
 
 constexpr size_t kCoefficients = kAllCoefficients.size();
 constexpr size_t kPearson = 0, kPearsonLog = 1, kSpearman = 2, kKendall = 3;
-static_assert(kAllCoefficients[kPearson] == Coefficient::kPearson && kAllCoefficients[kPearsonLog] == Coefficient::kPearsonLog &&
-                  kAllCoefficients[kSpearman] == Coefficient::kSpearman && kAllCoefficients[kKendall] == Coefficient::kKendallTauB,
+static_assert(kAllCoefficients[kPearson] == Coefficient::kPearson &&
+                  kAllCoefficients[kPearsonLog] == Coefficient::kPearsonLog &&
+                  kAllCoefficients[kSpearman] == Coefficient::kSpearman &&
+                  kAllCoefficients[kKendall] == Coefficient::kKendallTauB,
               "coefficient order");
 
 // ---- the arithmetic of stats.cc, per variable (the same operations in the same order) ----
@@ -44,7 +46,9 @@ void ScaledDeviations(const std::vector<double>& v, std::vector<double>* d, doub
   *ss = s;
 }
 
-double Clamp1(double r) { return std::min(1.0, std::max(-1.0, r)); }
+double Clamp1(double r) {
+  return std::min(1.0, std::max(-1.0, r));
+}
 
 double PearsonFromDeviations(const std::vector<double>& dx, double sxx, const std::vector<double>& dy, double syy) {
   double sxy = 0;
@@ -77,7 +81,7 @@ struct Prepared {
   bool constant = false;
   std::vector<double> dev, rank_dev, log_dev;
   double ss = 0, rank_ss = 0, log_ss = 0;
-  bool log_usable = false;  // the logs exist and are not constant
+  bool log_usable = false;    // the logs exist and are not constant
   std::vector<size_t> order;  // positions sorted by value
   int64_t ties = 0;           // pairs of equal values
   std::vector<double> ranks, logs;
@@ -196,8 +200,8 @@ std::vector<std::vector<std::vector<BootstrapInterval>>> BootstrapCorrelationGri
     const std::vector<std::vector<double>>& ys, const std::vector<std::string>& y_names,
     const BootstrapOptions& options, int threads) {
   options.Validate();
-  PC_CHECK(xs.size() == x_names.size() && ys.size() == y_names.size(), "bootstrap grid: ", xs.size(), " x variables with ",
-           x_names.size(), " names, ", ys.size(), " y variables with ", y_names.size(), " names");
+  PC_CHECK(xs.size() == x_names.size() && ys.size() == y_names.size(), "bootstrap grid: ", xs.size(),
+           " x variables with ", x_names.size(), " names, ", ys.size(), " y variables with ", y_names.size(), " names");
   const size_t n = xs.empty() ? (ys.empty() ? 0 : ys[0].size()) : xs[0].size();
   for (size_t i = 0; i < xs.size(); ++i) {
     PC_CHECK(xs[i].size() == n, "bootstrap grid: ", x_names[i], " has ", xs[i].size(), " values, expected ", n);

@@ -69,21 +69,29 @@ std::vector<size_t> OutcomeMatrix::RunsWith(size_t o) const {
 OutcomeMatrix ExtractOutcomes(const SweepResults& s) {
   OutcomeMatrix m;
   const auto worse = Orientation::kHigherIsWorse;
-  Add(&m, s, {"delta_nll", "ΔNLL (nats/token)", "mean NLL of the run minus that of the reference, nats per predicted token", worse},
+  Add(&m, s,
+      {"delta_nll", "ΔNLL (nats/token)", "mean NLL of the run minus that of the reference, nats per predicted token",
+       worse},
       [](const SweepRun& r) { return Downstream(r, "delta_nll"); });
-  Add(&m, s, {"kl_mean", "KL mean (nats)", "mean over predicted tokens of KL(reference ‖ compressed) of the next-token distributions", worse},
+  Add(&m, s,
+      {"kl_mean", "KL mean (nats)",
+       "mean over predicted tokens of KL(reference ‖ compressed) of the next-token distributions", worse},
       [](const SweepRun& r) { return Downstream(r, "kl_mean"); });
   Add(&m, s, {"kl_p90", "KL p90 (nats)", "90th percentile over predicted tokens of the KL divergence", worse},
       [](const SweepRun& r) { return Downstream(r, "kl_p90"); });
   Add(&m, s, {"kl_p99", "KL p99 (nats)", "99th percentile over predicted tokens of the KL divergence", worse},
       [](const SweepRun& r) { return Downstream(r, "kl_p99"); });
-  Add(&m, s, {"top1_disagreement", "top-1 disagreement", "1 − the share of predicted tokens where the argmaxes of the two models agree", worse},
+  Add(&m, s,
+      {"top1_disagreement", "top-1 disagreement",
+       "1 − the share of predicted tokens where the argmaxes of the two models agree", worse},
       [](const SweepRun& r) -> std::optional<double> {
         auto a = Downstream(r, "top1_agreement");
         if (!a) return std::nullopt;
         return 1.0 - *a;
       });
-  Add(&m, s, {"pairs.accuracy_drop", "minimal-pair accuracy drop", "minimal-pair accuracy of the reference minus that of the run, over every pair", worse},
+  Add(&m, s,
+      {"pairs.accuracy_drop", "minimal-pair accuracy drop",
+       "minimal-pair accuracy of the reference minus that of the run, over every pair", worse},
       [](const SweepRun& r) -> std::optional<double> {
         if (!r.has_pairs || std::isnan(r.pairs_accuracy_drop)) return std::nullopt;
         return r.pairs_accuracy_drop;
@@ -97,7 +105,9 @@ OutcomeMatrix ExtractOutcomes(const SweepResults& s) {
   }
   if (files.size() >= 2) {
     for (const std::string& file : files) {
-      Add(&m, s, {"pairs.accuracy_drop." + file, "accuracy drop: " + file, "minimal-pair accuracy drop on the file " + file, worse},
+      Add(&m, s,
+          {"pairs.accuracy_drop." + file, "accuracy drop: " + file, "minimal-pair accuracy drop on the file " + file,
+           worse},
           [file](const SweepRun& r) -> std::optional<double> {
             for (const PairFileScore& f : r.pair_files) {
               if (f.file == file && !std::isnan(f.accuracy_drop)) return f.accuracy_drop;
@@ -116,8 +126,11 @@ OutcomeMatrix ExtractOutcomes(const SweepResults& s) {
   for (const auto& [task, metric, filter] : scores) {
     const std::string key = metric + (filter.empty() || filter == "none" ? "" : "," + filter);
     const Orientation o = LowerIsBetterMetric(metric) ? Orientation::kHigherIsWorse : Orientation::kHigherIsBetter;
-    Add(&m, s, {"lm_eval." + task + "." + key, task + " " + key, Str("lm-evaluation-harness score ", task, " ", key, " (imported; ",
-                o == Orientation::kHigherIsBetter ? "higher is better" : "lower is better", ")"), o},
+    Add(&m, s,
+        {"lm_eval." + task + "." + key, task + " " + key,
+         Str("lm-evaluation-harness score ", task, " ", key, " (imported; ",
+             o == Orientation::kHigherIsBetter ? "higher is better" : "lower is better", ")"),
+         o},
         [task = task, metric = metric, filter = filter](const SweepRun& r) -> std::optional<double> {
           for (const LmEvalScore& e : r.lm_eval) {
             if (e.task == task && e.metric == metric && e.filter == filter) return e.value;

@@ -50,9 +50,11 @@ struct Context {
 };
 const Context kContexts[] = {
     {"block_output", "accumulated", "", true, "the residual stream after each block, accumulated"},
-    {"block_output", "local", "", true, "the residual stream after each block, local (the block on the reference's input)"},
+    {"block_output", "local", "", true,
+     "the residual stream after each block, local (the block on the reference's input)"},
     {"attn_update", "accumulated", "self", true, "the attention update, accumulated, self frame"},
-    {"attn_update", "accumulated", "incoming", true, "the attention update, accumulated, incoming frame (direction: the incoming residual; relative to ‖Δ‖²)"},
+    {"attn_update", "accumulated", "incoming", true,
+     "the attention update, accumulated, incoming frame (direction: the incoming residual; relative to ‖Δ‖²)"},
     {"attn_update", "local", "self", true, "the attention update, local, self frame"},
     {"attn_update", "local", "incoming", true, "the attention update, local, incoming frame"},
     {"mlp_update", "accumulated", "self", true, "the MLP update, accumulated, self frame"},
@@ -69,9 +71,12 @@ const Context kContexts[] = {
 // The worst-layer aggregate of a direction.
 const char* WorstAggregate(Direction d) {
   switch (d) {
-    case Direction::kHigherIsWorse: return "max";
-    case Direction::kHigherIsBetter: return "min";
-    case Direction::kSigned: return "maxdev";
+    case Direction::kHigherIsWorse:
+      return "max";
+    case Direction::kHigherIsBetter:
+      return "min";
+    case Direction::kSigned:
+      return "maxdev";
   }
   return "max";
 }
@@ -92,7 +97,7 @@ std::vector<PredictorInfo> BuildCatalogue() {
       const std::string qn = q.name;
       const bool single_form = qn == "cos" || qn == "norm_ratio";
       if (single_form && std::string(c.frame) == "incoming") continue;  // identical to the self frame
-      std::vector<std::pair<std::string, std::string>> forms;  // (form, column)
+      std::vector<std::pair<std::string, std::string>> forms;           // (form, column)
       if (single_form) {
         forms.push_back({"mean", "mean_" + qn});
       } else {
@@ -100,8 +105,10 @@ std::vector<PredictorInfo> BuildCatalogue() {
       }
       for (const auto& [form, column] : forms) {
         std::vector<std::string> aggregates;
-        if (c.layered) aggregates = {"mean", "final", WorstAggregate(q.direction)};
-        else aggregates = {""};
+        if (c.layered)
+          aggregates = {"mean", "final", WorstAggregate(q.direction)};
+        else
+          aggregates = {""};
         for (const std::string& agg : aggregates) {
           PredictorInfo p;
           p.quantity = qn;
@@ -137,8 +144,10 @@ std::vector<PredictorInfo> BuildCatalogue() {
     p.table = "weights";
     p.column = "rel_fro";
     p.name = std::string("weight.rel_fro.") + agg;
-    p.description = Str("weight-space relative Frobenius error ‖Ŵ−W‖_F/‖W‖_F of the block linears (the mean "
-                        "over each block's linears), ", AggregateText(agg));
+    p.description =
+        Str("weight-space relative Frobenius error ‖Ŵ−W‖_F/‖W‖_F of the block linears (the mean "
+            "over each block's linears), ",
+            AggregateText(agg));
     out.push_back(p);
   }
   return out;
@@ -172,12 +181,15 @@ const PredictorInfo* FindPredictor(const std::string& name) {
 }
 
 const std::vector<std::string>& MainPredictorNames() {
-  static const std::vector<std::string> names = {
-      "iso.ratio.block_output.accumulated.mean",  "par.ratio.block_output.accumulated.mean",
-      "perp.ratio.block_output.accumulated.mean", "iso.ratio.block_output.accumulated.final",
-      "perp.ratio.block_output.accumulated.final", "iso.ratio.block_output.accumulated.max",
-      "perp.ratio.block_output.accumulated.max",  "cos.mean.block_output.accumulated.mean",
-      "weight.rel_fro.mean"};
+  static const std::vector<std::string> names = {"iso.ratio.block_output.accumulated.mean",
+                                                 "par.ratio.block_output.accumulated.mean",
+                                                 "perp.ratio.block_output.accumulated.mean",
+                                                 "iso.ratio.block_output.accumulated.final",
+                                                 "perp.ratio.block_output.accumulated.final",
+                                                 "iso.ratio.block_output.accumulated.max",
+                                                 "perp.ratio.block_output.accumulated.max",
+                                                 "cos.mean.block_output.accumulated.mean",
+                                                 "weight.rel_fro.mean"};
   return names;
 }
 
@@ -209,16 +221,19 @@ std::vector<PredictorInfo> SelectPredictors(const std::vector<PredictorInfo>& fr
   }
   for (const auto* list : {&include, &exclude}) {
     for (const std::string& p : *list) {
-      const bool any = std::any_of(from.begin(), from.end(), [&](const PredictorInfo& q) { return Matches(p, q.name); });
-      PC_CHECK(any, "--predictors: the pattern '", p, "' matches no predictor (see --list-predictors; names look "
+      const bool any =
+          std::any_of(from.begin(), from.end(), [&](const PredictorInfo& q) { return Matches(p, q.name); });
+      PC_CHECK(any, "--predictors: the pattern '", p,
+               "' matches no predictor (see --list-predictors; names look "
                "like perp.ratio.block_output.accumulated.mean)");
     }
   }
   std::vector<PredictorInfo> out;
   for (const PredictorInfo& q : from) {
-    const bool in = include.empty() ||
-                    std::any_of(include.begin(), include.end(), [&](const std::string& p) { return Matches(p, q.name); });
-    const bool out_ = std::any_of(exclude.begin(), exclude.end(), [&](const std::string& p) { return Matches(p, q.name); });
+    const bool in = include.empty() || std::any_of(include.begin(), include.end(),
+                                                   [&](const std::string& p) { return Matches(p, q.name); });
+    const bool out_ =
+        std::any_of(exclude.begin(), exclude.end(), [&](const std::string& p) { return Matches(p, q.name); });
     if (in && !out_) out.push_back(q);
   }
   PC_CHECK(!out.empty(), "--predictors '", patterns, "' leaves no predictor");

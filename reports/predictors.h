@@ -38,10 +38,10 @@ struct PredictorInfo {
   std::string name;         // see the naming above
   std::string description;  // one sentence (docs/RANKING.md, --list-predictors, the report)
   Direction direction = Direction::kHigherIsWorse;
-  double centre = 0;        // kSigned: the value of an undamaged model (0 for p, 1 for norm_ratio)
+  double centre = 0;  // kSigned: the value of an undamaged model (0 for p, 1 for norm_ratio)
   std::string quantity, form, site, kind, frame, aggregate;  // frame "" for non-updates, aggregate "" if none
-  std::string table;        // "sites" or "weights"
-  std::string column;       // the table column ("ratio_perp", "rel_fro")
+  std::string table;                                         // "sites" or "weights"
+  std::string column;                                        // the table column ("ratio_perp", "rel_fro")
 
   bool layered() const { return !aggregate.empty(); }
   // The orientation and comparison rule for reports/stats.h (kSigned: kHigherIsWorse, compared by |ρ|).

@@ -127,9 +127,12 @@ void Differences(RankingAnalysis& a, const SweepResults& results) {
 std::vector<size_t> OrderRuns(const OutcomeMatrix& m, size_t o) {
   std::vector<size_t> finite, non_finite, absent;
   for (size_t r = 0; r < m.values[o].size(); ++r) {
-    if (!m.present[o][r]) absent.push_back(r);
-    else if (std::isfinite(m.values[o][r])) finite.push_back(r);
-    else non_finite.push_back(r);
+    if (!m.present[o][r])
+      absent.push_back(r);
+    else if (std::isfinite(m.values[o][r]))
+      finite.push_back(r);
+    else
+      non_finite.push_back(r);
   }
   std::vector<size_t> order;
   for (size_t k : OrderByDamage(Subset(m.values[o], finite), m.outcomes[o].orientation)) order.push_back(finite[k]);
@@ -138,17 +141,22 @@ std::vector<size_t> OrderRuns(const OutcomeMatrix& m, size_t o) {
   return order;
 }
 
-std::string Percent(double share) { return FormatFixed(100.0 * share, 1) + "%"; }
+std::string Percent(double share) {
+  return FormatFixed(100.0 * share, 1) + "%";
+}
 
 }  // namespace
 
 void RankOptions::Validate() const {
   bootstrap.Validate();
-  PC_CHECK(bootstrap.resamples <= 1000000, "--bootstrap: ", bootstrap.resamples, " resamples is too many (at most 1000000)");
+  PC_CHECK(bootstrap.resamples <= 1000000, "--bootstrap: ", bootstrap.resamples,
+           " resamples is too many (at most 1000000)");
   PC_CHECK(threads >= 1, "--threads: must be >= 1 (got ", threads, ")");
 }
 
-const BootstrapInterval& CorrelationCell::at(Coefficient c) const { return by_coefficient.at(CoefficientIndex(c)); }
+const BootstrapInterval& CorrelationCell::at(Coefficient c) const {
+  return by_coefficient.at(CoefficientIndex(c));
+}
 
 std::optional<double> RankingAnalysis::Strength(size_t outcome_index, size_t predictor) const {
   const Stat& s = Cell(outcome_index, predictor).at(options.coefficient).estimate;
@@ -180,7 +188,8 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
   RankingAnalysis a;
   a.options = options;
   a.predictors = ExtractPredictors(results, SelectPredictors(PredictorCatalogue(), options.predictors));
-  PC_CHECK(!a.predictors.predictors.empty(), results.path, ": none of the selected predictors is available in every run (",
+  PC_CHECK(!a.predictors.predictors.empty(), results.path,
+           ": none of the selected predictors is available in every run (",
            a.predictors.left_out.empty() ? std::string("none selected") : a.predictors.left_out.front(), ")");
   a.outcomes = ExtractOutcomes(results);
   PC_CHECK(!a.outcomes.outcomes.empty(), results.path, ": no run has a downstream score (downstream/delta_nll, ...)");
@@ -219,7 +228,8 @@ std::vector<double> PredictorDamageRanks(const PredictorInfo& p, const std::vect
     finite.push_back(i);
     damage.push_back(p.direction == Direction::kSigned ? std::fabs(values[i] - p.centre) : values[i]);
   }
-  const Orientation o = p.direction == Direction::kHigherIsBetter ? Orientation::kHigherIsBetter : Orientation::kHigherIsWorse;
+  const Orientation o =
+      p.direction == Direction::kHigherIsBetter ? Orientation::kHigherIsBetter : Orientation::kHigherIsWorse;
   const std::vector<double> ranks = DamageRanks(damage, o);
   std::vector<double> out(values.size(), std::numeric_limits<double>::quiet_NaN());
   for (size_t k = 0; k < finite.size(); ++k) out[finite[k]] = ranks[k];
@@ -247,7 +257,8 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   const size_t n = a.outcomes.RunsWith(a.outcome).size();
   if (n < kMinObservations) {
     out += Str("best predictor: none — ", n, " run", n == 1 ? "" : "s", " with ", outcome.name,
-               "; a correlation needs at least ", kMinObservations, " runs (insufficient). The ranking of runs is in the report.\n");
+               "; a correlation needs at least ", kMinObservations,
+               " runs (insufficient). The ranking of runs is in the report.\n");
     out += "perp vs iso: insufficient (the same reason)\n";
     return out;
   }
@@ -269,7 +280,9 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   for (size_t k = 0; k < a.main_differences; ++k) {
     const DifferenceResult& d = a.differences[k];
     const PredictorInfo* p = FindPredictor(d.perp);
-    const std::string label = p->aggregate == "mean" ? "mean over layers" : p->aggregate == "final" ? "final layer" : "max over layers";
+    const std::string label = p->aggregate == "mean"    ? "mean over layers"
+                              : p->aggregate == "final" ? "final layer"
+                                                        : "max over layers";
     out += Str("  ", label, ": ρ(perp) − ρ(iso) = ", FormatWithInterval(d.all));
     if (!d.all.estimate.ok()) {
       out += Str(" (", d.all.detail, ")\n");

@@ -18,12 +18,13 @@
 namespace pc::reports {
 
 struct RankOptions {
-  BootstrapOptions bootstrap;                         // --bootstrap B (2000), --seed (0)
-  Coefficient coefficient = Coefficient::kSpearman;   // --coefficient: the headline, the best predictor, ρ(perp) − ρ(iso)
-  std::string outcome = "delta_nll";                  // --outcome: the ranking, the headline, the scatter plots
-  std::string predictors;                             // --predictors patterns ("" = all)
-  int threads = 1;                                    // worker threads for the bootstrap (results do not depend on it)
-  void Validate() const;                              // errors name the option
+  BootstrapOptions bootstrap;  // --bootstrap B (2000), --seed (0)
+  Coefficient coefficient =
+      Coefficient::kSpearman;         // --coefficient: the headline, the best predictor, ρ(perp) − ρ(iso)
+  std::string outcome = "delta_nll";  // --outcome: the ranking, the headline, the scatter plots
+  std::string predictors;             // --predictors patterns ("" = all)
+  int threads = 1;                    // worker threads for the bootstrap (results do not depend on it)
+  void Validate() const;              // errors name the option
 };
 
 // One (predictor, outcome): the four coefficients (kAllCoefficients order) over the runs that have the outcome.
@@ -49,9 +50,9 @@ struct RankingAnalysis {
   RankOptions options;
   PredictorMatrix predictors;  // the selected predictors every run has
   OutcomeMatrix outcomes;
-  std::vector<std::string> families;  // in order of first appearance
-  size_t outcome = 0;                 // the chosen outcome (index into outcomes)
-  std::vector<size_t> main;           // indices of the main predictors present (MainPredictorNames order)
+  std::vector<std::string> families;                // in order of first appearance
+  size_t outcome = 0;                               // the chosen outcome (index into outcomes)
+  std::vector<size_t> main;                         // indices of the main predictors present (MainPredictorNames order)
   std::vector<std::vector<CorrelationCell>> cells;  // [outcome][predictor]
   std::vector<DifferenceResult> differences;        // the main pairs first, then every other perp/iso pair
   size_t main_differences = 0;                      // how many of `differences` are main pairs
@@ -60,7 +61,9 @@ struct RankingAnalysis {
   std::optional<size_t> best;  // the predictor with the strongest chosen coefficient (empty: none defined)
   std::vector<size_t> order;   // runs, least damage first by the chosen outcome; runs without it last
 
-  const CorrelationCell& Cell(size_t outcome_index, size_t predictor) const { return cells.at(outcome_index).at(predictor); }
+  const CorrelationCell& Cell(size_t outcome_index, size_t predictor) const {
+    return cells.at(outcome_index).at(predictor);
+  }
   // Strength of a cell's chosen coefficient (Oriented, or |ρ| for signed predictors); nullopt when undefined.
   std::optional<double> Strength(size_t outcome_index, size_t predictor) const;
   // Predictor indices by decreasing strength for the chosen outcome (undefined ones last, catalogue order).

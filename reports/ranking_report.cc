@@ -95,7 +95,9 @@ class ReportBuilder {
   size_t tables_ = 0, figures_ = 0;
 };
 
-std::string Num(double v) { return FormatSignificant(v, 4); }
+std::string Num(double v) {
+  return FormatSignificant(v, 4);
+}
 
 // One row per leaf of a JSON value: "conventions.calib.samples", "conventions.pairs[0].sha256".
 void AddFlattened(TextTable* t, const std::string& path, const nlohmann::json& v) {
@@ -118,22 +120,27 @@ std::string CompactName(const std::string& name) {
   return ReplaceAll(n, ".incoming", ".in");
 }
 
-// A predictor's label in narrow tables: the main ones without ".block_output.accumulated".
+// A predictor's label in narrow tables: without ".block_output.accumulated", or compacted.
 std::string ShortName(const PredictorInfo& p) {
   if (p.site == "block_output" && p.kind == "accumulated") return p.quantity + "." + p.form + "." + p.aggregate;
-  return p.name;
+  return CompactName(p.name);
 }
 
 std::string DirectionText(Direction d) {
   switch (d) {
-    case Direction::kHigherIsWorse: return "higher is worse";
-    case Direction::kHigherIsBetter: return "higher is better";
-    case Direction::kSigned: return "signed (|ρ|)";
+    case Direction::kHigherIsWorse:
+      return "higher is worse";
+    case Direction::kHigherIsBetter:
+      return "higher is better";
+    case Direction::kSigned:
+      return "signed (|ρ|)";
   }
   return "";
 }
 
-std::string OrientationText(Orientation o) { return o == Orientation::kHigherIsWorse ? "higher is worse" : "higher is better"; }
+std::string OrientationText(Orientation o) {
+  return o == Orientation::kHigherIsWorse ? "higher is worse" : "higher is better";
+}
 
 std::string AggregateLabel(const std::string& aggregate) {
   if (aggregate == "mean") return "mean over layers";
@@ -248,7 +255,8 @@ class Report {
     std::vector<ScatterPoint> points;
     std::vector<double> xs, ys;
     for (size_t r : RunsWithOutcome()) {
-      points.push_back({a_.predictors.values[p][r], a_.outcomes.values[a_.outcome][r], s_.runs[r].name, s_.runs[r].family});
+      points.push_back(
+          {a_.predictors.values[p][r], a_.outcomes.values[a_.outcome][r], s_.runs[r].name, s_.runs[r].family});
       xs.push_back(points.back().x);
       ys.push_back(points.back().y);
     }
@@ -265,17 +273,20 @@ class Report {
 
   void Intro(const std::string& headline) {
     b_.Lines(headline);
-    b_.Paragraph(Str("How to read this: each predictor is one number per run, computed from the run's measured errors "
-                     "(docs/RANKING.md). The ", Coef(), " column says how well it orders the runs the way ", out_.name,
-                     " does; brackets are ", FormatFixed(100 * a_.options.bootstrap.confidence, 0), "% bootstrap intervals over runs (",
-                     a_.options.bootstrap.resamples, " resamples, seed ", a_.options.bootstrap.seed, "). A correlation over fewer than ",
-                     kMinObservations, " runs is reported as insufficient, not as a number. ρ(perp) − ρ(iso) > 0 means the "
-                     "perpendicular error orders the runs more like the damage than the isotropic error does; only an "
-                     "interval that excludes 0 shows a difference."));
+    b_.Paragraph(
+        Str("How to read this: each predictor is one number per run, computed from the run's measured errors "
+            "(docs/RANKING.md). The ",
+            Coef(), " column says how well it orders the runs the way ", out_.name, " does; brackets are ",
+            FormatFixed(100 * a_.options.bootstrap.confidence, 0), "% bootstrap intervals over runs (",
+            a_.options.bootstrap.resamples, " resamples, seed ", a_.options.bootstrap.seed,
+            "). A correlation over fewer than ", kMinObservations,
+            " runs is reported as insufficient, not as a number. ρ(perp) − ρ(iso) > 0 means the "
+            "perpendicular error orders the runs more like the damage than the isotropic error does; only an "
+            "interval that excludes 0 shows a difference."));
     if (a_.best) {
       b_.Figure(ScatterSvg(*a_.best, "Best predictor: " + P(*a_.best).name),
-                Str("The predictor with the strongest ", Coef(), " against ", out_.name,
-                    " (by point estimate, among ", a_.predictors.predictors.size(), "), one point per run, with the least-squares line."));
+                Str("The predictor with the strongest ", Coef(), " against ", out_.name, " (by point estimate, among ",
+                    a_.predictors.predictors.size(), "), one point per run, with the least-squares line."));
     }
   }
 
@@ -283,7 +294,10 @@ class Report {
     b_.Section("Ranking of runs by " + out_.name);
     const std::vector<size_t> shown = RankingColumns();
     std::vector<std::string> header = {"rank", "run", "family", out_.name};
-    for (size_t p : shown) header.push_back(ShortName(P(p)));
+    for (size_t p : shown) {
+      const bool main = std::find(a_.main.begin(), a_.main.end(), p) != a_.main.end();
+      header.push_back(main ? ShortName(P(p)) : "best predictor");
+    }
     TextTable t(header);
     const std::vector<double>& y = a_.outcomes.values[a_.outcome];
     std::vector<double> outcome_ranks = OutcomeRanks();
@@ -296,18 +310,22 @@ class Report {
       for (const auto& rk : ranks) row.push_back(RankText(rk[r]));
       t.AddRow(row);
     }
-    b_.Paragraph(Str("Runs ordered by ", out_.name, " (", out_.description, "; ", OrientationText(out_.orientation),
-                     "), least damage first. Beside each run, its rank by iso, par, perp (ratio of sums at the block outputs, "
-                     "mean over layers), by the weight error and by the best predictor (1 = least damage; ties share the mean rank; signed predictors rank by "
-                     "their distance from no damage). Short names drop \".block_output.accumulated\". Every predictor's "
-                     "rank: ranking_all_predictors.csv."));
+    b_.Paragraph(
+        Str("Runs ordered by ", out_.name, " (", out_.description, "; ", OrientationText(out_.orientation),
+            "), least damage first. Beside each run, its rank by iso, par, perp (ratio of sums at the block outputs, "
+            "mean over layers), by the weight error and by the best predictor",
+            a_.best ? " (" + P(*a_.best).name + ")" : std::string(),
+            " (1 = least damage; ties share the mean rank; signed predictors rank by "
+            "their distance from no damage). Short names drop \".block_output.accumulated\" or abbreviate (block = "
+            "block_output, attn/mlp = the updates, acc = accumulated, in = incoming). Every predictor's rank: "
+            "ranking_all_predictors.csv."));
     b_.Table("ranking", "Runs ranked by " + out_.name + ", with their ranks by each predictor", t);
   }
 
   std::vector<double> OutcomeRanks() const {
     PredictorInfo as_predictor;  // ranks an outcome like a predictor of the same orientation
-    as_predictor.direction = Outcome().orientation == Orientation::kHigherIsWorse ? Direction::kHigherIsWorse
-                                                                                 : Direction::kHigherIsBetter;
+    as_predictor.direction =
+        Outcome().orientation == Orientation::kHigherIsWorse ? Direction::kHigherIsWorse : Direction::kHigherIsBetter;
     std::vector<double> v = a_.outcomes.values[a_.outcome];
     for (size_t r = 0; r < v.size(); ++r) {
       if (!a_.outcomes.present[a_.outcome][r]) v[r] = std::nan("");
@@ -337,9 +355,12 @@ class Report {
 
   void Correlations() {
     b_.Section("Correlations with " + out_.name);
-    b_.Paragraph(Str("Each coefficient of ", out_.name, " on the predictor, with its ", FormatFixed(100 * a_.options.bootstrap.confidence, 0),
-                     "% percentile bootstrap interval over runs. Coefficients are on the values as given: an error predictor "
-                     "that tracks the damage has ρ > 0 against a loss, a cosine has ρ < 0. Every predictor and outcome: correlations.csv."));
+    b_.Paragraph(
+        Str("Each coefficient of ", out_.name, " on the predictor, with its ",
+            FormatFixed(100 * a_.options.bootstrap.confidence, 0),
+            "% percentile bootstrap interval over runs. Coefficients are on the values as given: an error predictor "
+            "that tracks the damage has ρ > 0 against a loss, a cosine has ρ < 0. Every predictor and outcome: "
+            "correlations.csv."));
     if (!a_.main.empty()) b_.Table("correlations", "Main predictors against " + out_.name, CoefficientTable(a_.main));
 
     const std::vector<size_t> order = a_.ByStrength();
@@ -349,8 +370,9 @@ class Report {
       const size_t p = order[k];
       const BootstrapInterval& bi = a_.Cell(a_.outcome, p).at(a_.options.coefficient);
       const auto strength = a_.Strength(a_.outcome, p);
-      top.AddRow({std::to_string(k + 1), P(p).name, FormatWithInterval(bi), strength ? FormatFixed(*strength) : bi.estimate.reason,
-                  std::to_string(a_.Cell(a_.outcome, p).n), DirectionText(P(p).direction)});
+      top.AddRow({std::to_string(k + 1), P(p).name, FormatWithInterval(bi),
+                  strength ? FormatFixed(*strength) : bi.estimate.reason, std::to_string(a_.Cell(a_.outcome, p).n),
+                  DirectionText(P(p).direction)});
       if (k < kTopBars) {
         Bar bar;
         bar.label = CompactName(P(p).name);
@@ -361,17 +383,21 @@ class Report {
         bars.push_back(bar);
       }
     }
-    b_.Paragraph(Str("The predictors ordered by strength: ", Coef(), " turned so that > 0 means \"orders the runs the way the "
-                     "damage does\" (signed predictors by |ρ|). The strongest of many candidates is an optimistic estimate "
-                     "of how well it would do on new runs."));
-    b_.Table("top_predictors", Str("The ", std::min(order.size(), kTopPredictors), " strongest predictors of ", out_.name), top);
+    b_.Paragraph(
+        Str("The predictors ordered by strength: ", Coef(),
+            " turned so that > 0 means \"orders the runs the way the "
+            "damage does\" (signed predictors by |ρ|). The strongest of many candidates is an optimistic estimate "
+            "of how well it would do on new runs."));
+    b_.Table("top_predictors",
+             Str("The ", std::min(order.size(), kTopPredictors), " strongest predictors of ", out_.name), top);
     BarChartOptions bo;
     bo.title = Str(Coef(), " against ", out_.name, ": the ", std::min(order.size(), kTopBars), " strongest predictors");
     bo.note = "whiskers: bootstrap interval";
     bo.value_title = Coef();
     bo.width = 900;
-    b_.Figure(BarChartSvg(bars, bo), "The strongest predictors with their bootstrap intervals (names shortened: block = "
-                                     "block_output, attn/mlp = the updates, acc = accumulated, in = incoming).");
+    b_.Figure(BarChartSvg(bars, bo),
+              "The strongest predictors with their bootstrap intervals (names shortened: block = "
+              "block_output, attn/mlp = the updates, acc = accumulated, in = incoming).");
   }
 
   void EveryOutcome() {
@@ -386,7 +412,8 @@ class Report {
     TextTable t(header);
     for (size_t o = 0; o < a_.outcomes.outcomes.size(); ++o) {
       const OutcomeInfo& info = a_.outcomes.outcomes[o];
-      std::vector<std::string> row = {info.name, std::to_string(a_.outcomes.RunsWith(o).size()), OrientationText(info.orientation)};
+      std::vector<std::string> row = {info.name, std::to_string(a_.outcomes.RunsWith(o).size()),
+                                      OrientationText(info.orientation)};
       if (perp) row.push_back(FormatWithInterval(a_.Cell(o, *perp).at(a_.options.coefficient)));
       if (iso) row.push_back(FormatWithInterval(a_.Cell(o, *iso).at(a_.options.coefficient)));
       std::optional<size_t> best;
@@ -398,16 +425,19 @@ class Report {
       row.push_back(best ? FormatWithInterval(a_.Cell(o, *best).at(a_.options.coefficient)) : "insufficient or n/a");
       t.AddRow(row);
     }
-    b_.Paragraph("Every downstream score against the headline predictors and against its own strongest predictor. "
-                 "An outcome that some runs lack is correlated over the runs that have it (n).");
+    b_.Paragraph(
+        "Every downstream score against the headline predictors and against its own strongest predictor. "
+        "An outcome that some runs lack is correlated over the runs that have it (n).");
     b_.Table("outcomes", Str(Coef(), " for every outcome"), t);
   }
 
   void Scatters() {
     b_.Section("Scatter plots");
-    b_.Paragraph(Str("Each main predictor against ", out_.name, ": one point per run, coloured by method family, with the "
-                     "least-squares line (fitted on the displayed axes; an axis is logarithmic when its values are positive "
-                     "and span more than two decades)."));
+    b_.Paragraph(
+        Str("Each main predictor against ", out_.name,
+            ": one point per run, coloured by method family, with the "
+            "least-squares line (fitted on the displayed axes; an axis is logarithmic when its values are positive "
+            "and span more than two decades)."));
     for (size_t p : a_.main) b_.Figure(ScatterSvg(p, P(p).name), P(p).description);
   }
 
@@ -415,12 +445,15 @@ class Report {
     if (a_.differences.empty()) return;
     b_.Section("Perpendicular versus isotropic error");
     const std::string o = out_.name;
-    b_.Paragraph(Str("d = ρ(perp) − ρ(iso), with ρ the ", Coef(), " against ", o, " (oriented: > 0 orders runs like the "
-                     "damage). Paired bootstrap: both coefficients on the same resampled runs; a resample where either is "
-                     "undefined is dropped. \"d > 0 / d < 0\" are the shares of resamples where perp beats iso and where iso "
-                     "beats perp (the rest are ties)."));
+    b_.Paragraph(
+        Str("d = ρ(perp) − ρ(iso), with ρ the ", Coef(), " against ", o,
+            " (oriented: > 0 orders runs like the "
+            "damage). Paired bootstrap: both coefficients on the same resampled runs; a resample where either is "
+            "undefined is dropped. \"d > 0 / d < 0\" are the shares of resamples where perp beats iso and where iso "
+            "beats perp (the rest are ties)."));
     if (a_.main_differences > 0) {
-      TextTable t({"aggregate", "ρ(perp)", "ρ(iso)", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "resamples used", "reading"});
+      TextTable t(
+          {"aggregate", "ρ(perp)", "ρ(iso)", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "resamples used", "reading"});
       for (size_t k = 0; k < a_.main_differences; ++k) {
         const DifferenceResult& d = a_.differences[k];
         const PredictorInfo* p = FindPredictor(d.perp);
@@ -445,8 +478,9 @@ class Report {
       if (p->form != "ratio" || !(p->aggregate == "mean" || p->aggregate.empty())) continue;
       t.AddRow({d.perp, FormatWithInterval(d.all), Share(d.all), Verdict(d.all)});
     }
-    b_.Paragraph("The same at every site (ratio of sums; mean over layers, or the single value of the final norm and the "
-                 "logits). Every form and aggregate: differences.csv.");
+    b_.Paragraph(
+        "The same at every site (ratio of sums; mean over layers, or the single value of the final norm and the "
+        "logits). Every form and aggregate: differences.csv.");
     if (!t.rows().empty()) b_.Table("perp_vs_iso_by_site", "ρ(perp) − ρ(iso) at every site", t);
   }
 
@@ -456,15 +490,17 @@ class Report {
 
   void LeaveOneFamilyOut() {
     b_.Section("Leave one method family out");
-    b_.Paragraph(Str("Stability: the same numbers with all runs of one method family left out (families: ",
-                     Join(a_.families, ", "), "). A result that holds only with one family present is a statement about "
-                     "that family."));
+    b_.Paragraph(Str(
+        "Stability: the same numbers with all runs of one method family left out (families: ", Join(a_.families, ", "),
+        "). A result that holds only with one family present is a statement about "
+        "that family."));
     if (a_.main_differences > 0) {
       TextTable t({"aggregate", "left out", "runs left", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "reading"});
       for (size_t k = 0; k < a_.main_differences; ++k) {
         const DifferenceResult& d = a_.differences[k];
         const std::string agg = AggregateLabel(FindPredictor(d.perp)->aggregate);
-        t.AddRow({agg, "(none)", std::to_string(RunsWithOutcome().size()), FormatWithInterval(d.all), Share(d.all), Verdict(d.all)});
+        t.AddRow({agg, "(none)", std::to_string(RunsWithOutcome().size()), FormatWithInterval(d.all), Share(d.all),
+                  Verdict(d.all)});
         for (const FamilyLeftOut& f : d.by_family) {
           t.AddRow({agg, f.family, std::to_string(f.remaining), FormatWithInterval(f.difference), Share(f.difference),
                     Verdict(f.difference)});
@@ -477,8 +513,10 @@ class Report {
       for (const std::string& f : a_.families) header.push_back("without " + f);
       TextTable t(header);
       for (size_t m = 0; m < a_.main.size(); ++m) {
-        std::vector<std::string> row = {P(a_.main[m]).name, FormatStat(a_.Cell(a_.outcome, a_.main[m]).at(a_.options.coefficient).estimate)};
-        for (const GroupLeftOut& g : a_.main_left_out[m]) row.push_back(Str(FormatStat(g.value), " (n = ", g.remaining, ")"));
+        std::vector<std::string> row = {
+            P(a_.main[m]).name, FormatStat(a_.Cell(a_.outcome, a_.main[m]).at(a_.options.coefficient).estimate)};
+        for (const GroupLeftOut& g : a_.main_left_out[m])
+          row.push_back(Str(FormatStat(g.value), " (n = ", g.remaining, ")"));
         t.AddRow(row);
       }
       b_.Table("leave_one_family_out", Str(Coef(), " of the main predictors with each family left out"), t);
@@ -487,10 +525,11 @@ class Report {
 
   void Profiles() {
     b_.Section("Per-layer profiles");
-    b_.Paragraph(Str("For each run, the ratio-of-sums errors at the residual stream after each block (accumulated): parallel, "
-                     "perpendicular and isotropic (iso = par + perp), one point per layer. Runs in ranking order",
-                     s_.runs.size() > kMaxProfiles ? Str(" (the first ", kMaxProfiles, " of ", s_.runs.size(), ")") : std::string(),
-                     "."));
+    b_.Paragraph(Str(
+        "For each run, the ratio-of-sums errors at the residual stream after each block (accumulated): parallel, "
+        "perpendicular and isotropic (iso = par + perp), one point per layer. Runs in ranking order",
+        s_.runs.size() > kMaxProfiles ? Str(" (the first ", kMaxProfiles, " of ", s_.runs.size(), ")") : std::string(),
+        "."));
     size_t drawn = 0;
     for (size_t r : a_.order) {
       if (drawn++ >= kMaxProfiles) break;
@@ -523,18 +562,23 @@ class Report {
 
   void Runs() {
     b_.Section("Runs");
-    TextTable t({"index", "run", "recipe", "method", "family", "params", "calibration", "seconds (compress / measure / eval)"});
-    TextTable full({"index", "run", "recipe", "method", "family", "params", "calibration", "conventions_key", "seconds_compress",
-                    "seconds_measure", "seconds_eval", "text", "text_sha256", "seq_len", "windows", "compression"});
+    TextTable t(
+        {"index", "run", "recipe", "method", "family", "params", "calibration", "seconds (compress / measure / eval)"});
+    TextTable full({"index", "run", "recipe", "method", "family", "params", "calibration", "conventions_key",
+                    "seconds_compress", "seconds_measure", "seconds_eval", "text", "text_sha256", "seq_len", "windows",
+                    "compression"});
     for (const SweepRun& r : s_.runs) {
-      t.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, ParamsText(r.params), CalibrationText(r.compression, false),
+      t.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, ParamsText(r.params),
+                CalibrationText(r.compression, false),
                 Str(Num(r.seconds_compress), " / ", Num(r.seconds_measure), " / ", Num(r.seconds_eval))});
-      full.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, r.params, CalibrationText(r.compression, true),
-                   r.conventions_key, FormatDouble(r.seconds_compress), FormatDouble(r.seconds_measure), FormatDouble(r.seconds_eval),
-                   r.text, r.text_sha256, std::to_string(r.seq_len), std::to_string(r.windows), r.compression});
+      full.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, r.params,
+                   CalibrationText(r.compression, true), r.conventions_key, FormatDouble(r.seconds_compress),
+                   FormatDouble(r.seconds_measure), FormatDouble(r.seconds_eval), r.text, r.text_sha256,
+                   std::to_string(r.seq_len), std::to_string(r.windows), r.compression});
     }
-    b_.Paragraph("Every run of the results file with its recipe, resolved method parameters and calibration (the full "
-                 "records, with complete sha256s: runs_full.csv).");
+    b_.Paragraph(
+        "Every run of the results file with its recipe, resolved method parameters and calibration (the full "
+        "records, with complete sha256s: runs_full.csv).");
     b_.Table("runs", "Runs", t);
     b_.Csv("runs_full.csv", full);
   }
@@ -552,14 +596,15 @@ class Report {
 
   void Conventions() {
     b_.Section("Conventions");
-    b_.Paragraph("Every number on this page was made under these conventions. The results file records them; rank checks "
-                 "that every run carries the file's conventions_key.");
+    b_.Paragraph(
+        "Every number on this page was made under these conventions. The results file records them; rank checks "
+        "that every run carries the file's conventions_key.");
     TextTable t({"convention", "value"});
     t.AddRow({"results file", s_.path});
     t.AddRow({"sweep", s_.sweep.empty() ? "(unnamed)" : s_.sweep});
     t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
-    t.AddRow({"runs", Str(s_.runs.size(), " in the file; runs_complete ", s_.runs_complete, " of runs_total ", s_.runs_total,
-                          s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    t.AddRow({"runs", Str(s_.runs.size(), " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
+                          s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
     t.AddRow({"conventions_key", s_.conventions_key});
     const nlohmann::json conv = nlohmann::json::parse(s_.conventions, nullptr, false);
     if (conv.is_object()) {
@@ -571,41 +616,50 @@ class Report {
                                " nats/token, minimal-pair accuracy ", Num(s_.reference_pairs_accuracy))});
     t.AddRow({"measured text", Distinct([](const SweepRun& r) { return r.text; })});
     t.AddRow({"measured text sha256", Distinct([](const SweepRun& r) { return r.text_sha256; })});
-    t.AddRow({"seq_len", Distinct([](const SweepRun& r) { return r.seq_len < 0 ? std::string() : std::to_string(r.seq_len); })});
-    t.AddRow({"windows", Distinct([](const SweepRun& r) { return r.windows < 0 ? std::string() : std::to_string(r.windows); })});
+    t.AddRow({"seq_len",
+              Distinct([](const SweepRun& r) { return r.seq_len < 0 ? std::string() : std::to_string(r.seq_len); })});
+    t.AddRow({"windows",
+              Distinct([](const SweepRun& r) { return r.windows < 0 ? std::string() : std::to_string(r.windows); })});
     t.AddRow({"calibration records", Distinct([](const SweepRun& r) { return CalibrationText(r.compression, true); })});
     t.AddRow({"outcome (ranking, headline, plots)", Str(out_.name, ": ", out_.description)});
     t.AddRow({"coefficient (headline, best predictor, differences)", Coef()});
-    t.AddRow({"bootstrap", Str(a_.options.bootstrap.resamples, " resamples (B) of the runs, seed ", a_.options.bootstrap.seed,
-                               ", ", FormatFixed(100 * a_.options.bootstrap.confidence, 0), "% percentile intervals")});
+    t.AddRow({"bootstrap",
+              Str(a_.options.bootstrap.resamples, " resamples (B) of the runs, seed ", a_.options.bootstrap.seed, ", ",
+                  FormatFixed(100 * a_.options.bootstrap.confidence, 0), "% percentile intervals")});
     t.AddRow({"minimum runs for a correlation", std::to_string(kMinObservations)});
     t.AddRow({"predictor selection", a_.options.predictors.empty() ? "(all)" : a_.options.predictors});
-    t.AddRow({"predictors", Str(a_.predictors.predictors.size(), " available in every run; ", a_.predictors.left_out.size(),
-                                " left out")});
+    t.AddRow({"predictors", Str(a_.predictors.predictors.size(), " available in every run; ",
+                                a_.predictors.left_out.size(), " left out")});
     t.AddRow({"command", in_.command_line});
     t.AddRow({"report made by", in_.version});
     b_.Table("conventions", "Conventions of every number", t);
 
     b_.Heading("Definitions");
     b_.List({
-        "Errors (docs/METRICS.md): at a site, e = ŷ − y; p = e·u with u = y/‖y‖ (incoming frame: u = h/‖h‖, the incoming "
+        "Errors (docs/METRICS.md): at a site, e = ŷ − y; p = e·u with u = y/‖y‖ (incoming frame: u = h/‖h‖, the "
+        "incoming "
         "residual, and relative forms divide by ‖Δ‖²); par = p², perp = ‖e − p·u‖², iso = ‖e‖² = par + perp.",
         "Forms: mean = the mean over tokens of the absolute value; mean_rel = the mean of the per-token relative value "
         "(÷‖y‖²; p ÷ ‖y‖); ratio = Σ over tokens ÷ Σ ‖y‖² (p: Σp ÷ Σ‖y‖).",
-        "Kinds: accumulated = each model end to end (errors of earlier layers included); local = the compressed layer on "
+        "Kinds: accumulated = each model end to end (errors of earlier layers included); local = the compressed layer "
+        "on "
         "the reference's input.",
-        "Layer aggregates (CONVENTIONS.md): mean over layers, the final layer, the worst layer (max for errors, min for "
-        "cosine, the value farthest from no damage for the signed p and norm_ratio). For `linear`, a layer's value is the "
+        "Layer aggregates (CONVENTIONS.md): mean over layers, the final layer, the worst layer (max for errors, min "
+        "for "
+        "cosine, the value farthest from no damage for the signed p and norm_ratio). For `linear`, a layer's value is "
+        "the "
         "mean over its linears; for weight.rel_fro, the mean of ‖Ŵ−W‖_F/‖W‖_F over the block's linears.",
         "Coefficients (scipy.stats formulas): Pearson r on the values and on their logs (log only when every value of "
         "both is > 0, else n/a), Spearman ρ (average ranks for ties), Kendall τ-b. Fewer than 5 runs: insufficient. A "
         "constant variable or a non-finite value: n/a.",
-        "Bootstrap: resample the runs with replacement B times (one mt19937_64 seeded with the seed; reports/bootstrap.h); "
+        "Bootstrap: resample the runs with replacement B times (one mt19937_64 seeded with the seed; "
+        "reports/bootstrap.h); "
         "the interval is the percentile interval of the coefficient over the resamples where it is defined. The same "
         "resamples serve every predictor and outcome with the same runs.",
         "Strength: the coefficient turned so that > 0 means the predictor orders the runs the way the damage does "
         "(× −1 for cosine and for outcomes where higher is better); signed predictors by |ρ|.",
-        "ρ(perp) − ρ(iso): the difference of strengths of the perp and iso predictors of the same form, site, kind, frame "
+        "ρ(perp) − ρ(iso): the difference of strengths of the perp and iso predictors of the same form, site, kind, "
+        "frame "
         "and aggregate, on the same resamples; with a family left out, on the remaining runs.",
         "Ranks: 1 = least damage; ties share the mean rank; signed predictors rank by |v − centre|.",
     });
@@ -613,8 +667,8 @@ class Report {
     TextTable od({"outcome", "title", "direction", "runs", "definition"});
     for (size_t o = 0; o < a_.outcomes.outcomes.size(); ++o) {
       const OutcomeInfo& info = a_.outcomes.outcomes[o];
-      od.AddRow({info.name, info.title, OrientationText(info.orientation), std::to_string(a_.outcomes.RunsWith(o).size()),
-                 info.description});
+      od.AddRow({info.name, info.title, OrientationText(info.orientation),
+                 std::to_string(a_.outcomes.RunsWith(o).size()), info.description});
     }
     b_.Table("outcome_definitions", "Outcomes", od);
 
@@ -622,40 +676,45 @@ class Report {
     for (size_t p : Shown()) pd.AddRow({P(p).name, DirectionText(P(p).direction), P(p).description});
     b_.Table("predictor_definitions", "The predictors shown on this page (all: predictors.csv)", pd);
     if (!a_.predictors.left_out.empty()) {
-      std::vector<std::string> notes(a_.predictors.left_out.begin(),
-                                     a_.predictors.left_out.begin() + long(std::min<size_t>(a_.predictors.left_out.size(), 20)));
-      if (a_.predictors.left_out.size() > 20) notes.push_back(Str("… and ", a_.predictors.left_out.size() - 20, " more"));
-      b_.Paragraph(Str(a_.predictors.left_out.size(), " selected predictors are not available in every run and were left out:"));
+      std::vector<std::string> notes(
+          a_.predictors.left_out.begin(),
+          a_.predictors.left_out.begin() + long(std::min<size_t>(a_.predictors.left_out.size(), 20)));
+      if (a_.predictors.left_out.size() > 20)
+        notes.push_back(Str("… and ", a_.predictors.left_out.size() - 20, " more"));
+      b_.Paragraph(
+          Str(a_.predictors.left_out.size(), " selected predictors are not available in every run and were left out:"));
       b_.List(notes);
     }
   }
 
   // The CSV files of the full data (not tables of the page).
   void DataFiles() {
-    TextTable corr({"predictor", "outcome", "coefficient", "n", "estimate", "lo", "hi", "reason", "detail", "resamples", "used",
-                    "dropped", "confidence", "seed"});
+    TextTable corr({"predictor", "outcome", "coefficient", "n", "estimate", "lo", "hi", "reason", "detail", "resamples",
+                    "used", "dropped", "confidence", "seed"});
     for (size_t o = 0; o < a_.outcomes.outcomes.size(); ++o) {
       for (size_t p = 0; p < a_.predictors.predictors.size(); ++p) {
         const CorrelationCell& cell = a_.Cell(o, p);
         for (Coefficient c : kAllCoefficients) {
           const BootstrapInterval& bi = cell.at(c);
           corr.AddRow({P(p).name, a_.outcomes.outcomes[o].name, CoefficientKey(c), std::to_string(cell.n),
-                       bi.estimate.ok() ? FormatDouble(*bi.estimate.value, 17) : "", bi.lo ? FormatDouble(*bi.lo, 17) : "",
-                       bi.hi ? FormatDouble(*bi.hi, 17) : "", bi.estimate.reason, bi.detail, std::to_string(bi.resamples),
-                       std::to_string(bi.used), std::to_string(bi.dropped), FormatDouble(bi.confidence), std::to_string(bi.seed)});
+                       bi.estimate.ok() ? FormatDouble(*bi.estimate.value, 17) : "",
+                       bi.lo ? FormatDouble(*bi.lo, 17) : "", bi.hi ? FormatDouble(*bi.hi, 17) : "", bi.estimate.reason,
+                       bi.detail, std::to_string(bi.resamples), std::to_string(bi.used), std::to_string(bi.dropped),
+                       FormatDouble(bi.confidence), std::to_string(bi.seed)});
         }
       }
     }
     b_.Csv("correlations.csv", corr);
 
-    TextTable diff({"perp", "iso", "left_out_family", "runs", "coefficient", "outcome", "estimate", "lo", "hi", "share_positive",
-                    "reason", "detail", "resamples", "used", "seed"});
+    TextTable diff({"perp", "iso", "left_out_family", "runs", "coefficient", "outcome", "estimate", "lo", "hi",
+                    "share_positive", "reason", "detail", "resamples", "used", "seed"});
     TextTable samples({"perp", "iso", "sample", "d"});
     auto add = [&](const DifferenceResult& d, const std::string& family, size_t runs, const BootstrapDifference& x) {
       diff.AddRow({d.perp, d.iso, family, std::to_string(runs), CoefficientKey(a_.options.coefficient), out_.name,
                    x.estimate.ok() ? FormatDouble(*x.estimate.value, 17) : "", x.lo ? FormatDouble(*x.lo, 17) : "",
                    x.hi ? FormatDouble(*x.hi, 17) : "", x.share_positive ? FormatDouble(*x.share_positive, 17) : "",
-                   x.estimate.reason, x.detail, std::to_string(x.resamples), std::to_string(x.used), std::to_string(x.seed)});
+                   x.estimate.reason, x.detail, std::to_string(x.resamples), std::to_string(x.used),
+                   std::to_string(x.seed)});
     };
     for (size_t k = 0; k < a_.differences.size(); ++k) {
       const DifferenceResult& d = a_.differences[k];
@@ -674,7 +733,8 @@ class Report {
     for (const PredictorInfo& p : a_.predictors.predictors) header.push_back(p.name);
     TextTable values(header), ranks(header);
     std::vector<std::vector<double>> all_ranks;
-    for (size_t p = 0; p < a_.predictors.predictors.size(); ++p) all_ranks.push_back(PredictorDamageRanks(P(p), a_.predictors.values[p]));
+    for (size_t p = 0; p < a_.predictors.predictors.size(); ++p)
+      all_ranks.push_back(PredictorDamageRanks(P(p), a_.predictors.values[p]));
     for (size_t r : a_.order) {
       const SweepRun& run = s_.runs[r];
       std::vector<std::string> v = {run.name, run.family, run.method}, k = v;
@@ -700,10 +760,11 @@ class Report {
     }
     b_.Csv("outcome_values.csv", outcomes);
 
-    TextTable defs({"predictor", "direction", "quantity", "form", "site", "kind", "frame", "aggregate", "table", "column", "definition"});
+    TextTable defs({"predictor", "direction", "quantity", "form", "site", "kind", "frame", "aggregate", "table",
+                    "column", "definition"});
     for (const PredictorInfo& p : a_.predictors.predictors) {
-      defs.AddRow({p.name, DirectionText(p.direction), p.quantity, p.form, p.site, p.kind, p.frame, p.aggregate, p.table, p.column,
-                   p.description});
+      defs.AddRow({p.name, DirectionText(p.direction), p.quantity, p.form, p.site, p.kind, p.frame, p.aggregate,
+                   p.table, p.column, p.description});
     }
     b_.Csv("predictors.csv", defs);
   }

@@ -25,7 +25,7 @@ struct ReportFile {
 
 struct RankReport {
   std::vector<ReportFile> files;
-  std::string headline;  // Headline(): printed on the terminal, first in the page
+  std::string headline;     // Headline(): printed on the terminal, first in the page
   size_t html_tables = 0;   // <table> elements in report.html
   size_t html_figures = 0;  // <svg> elements in report.html
 };

@@ -90,11 +90,13 @@ SweepRun ReadRun(const store::Group& runs, const std::string& name) {
   r.windows = g.GetAttrOr<int64_t>("windows", -1);
   r.tokens = g.GetAttrOr<int64_t>("tokens", -1);
 
-  PC_CHECK(g.IsTable("sites"), g.Where(), ": no 'sites' table (the measure results of the run; docs/HDF5.md "
+  PC_CHECK(g.IsTable("sites"), g.Where(),
+           ": no 'sites' table (the measure results of the run; docs/HDF5.md "
            "\"measure\")");
   r.sites = g.ReadTable("sites");
   if (g.IsTable("weights")) r.weights = g.ReadTable("weights");
-  PC_CHECK(g.IsGroup("downstream"), g.Where(), ": no 'downstream' group (the run's downstream scores; "
+  PC_CHECK(g.IsGroup("downstream"), g.Where(),
+           ": no 'downstream' group (the run's downstream scores; "
            "docs/HDF5.md \"measure\")");
   const store::Group down = g.OpenGroup("downstream");
   for (const std::string& a : down.AttrNames()) {
@@ -117,7 +119,8 @@ std::string FirstJsonDifference(const nlohmann::json& a, const nlohmann::json& b
     }
     for (const std::string& k : keys) {
       if (!a.contains(k) || !b.contains(k)) {
-        return Str("'", at(k), "': ", a.contains(k) ? a[k].dump() : "absent", " vs ", b.contains(k) ? b[k].dump() : "absent");
+        return Str("'", at(k), "': ", a.contains(k) ? a[k].dump() : "absent", " vs ",
+                   b.contains(k) ? b[k].dump() : "absent");
       }
       std::string d = FirstJsonDifference(a[k], b[k], at(k));
       if (!d.empty()) return d;
@@ -132,7 +135,9 @@ std::string FirstJsonDifference(const nlohmann::json& a, const nlohmann::json& b
   return Str("'", path, "': ", a.dump(), " vs ", b.dump());
 }
 
-std::string Short(const std::string& key) { return key.size() > 12 ? key.substr(0, 12) + "…" : key; }
+std::string Short(const std::string& key) {
+  return key.size() > 12 ? key.substr(0, 12) + "…" : key;
+}
 
 }  // namespace
 
@@ -153,7 +158,8 @@ SweepResults ReadSweepResults(const std::string& path) {
   s.sweep = root.GetAttrOr<std::string>("sweep", "");
   s.sweep_yaml = root.GetAttrOr<std::string>("sweep_yaml", "");
   s.conventions = root.GetAttrOr<std::string>("conventions", "");
-  PC_CHECK(root.HasAttr("conventions_key"), path, ": missing root attribute 'conventions_key' (a sweep-results "
+  PC_CHECK(root.HasAttr("conventions_key"), path,
+           ": missing root attribute 'conventions_key' (a sweep-results "
            "file records the conventions of its numbers; docs/HDF5.md \"sweep-results\")");
   s.conventions_key = root.GetAttr<std::string>("conventions_key");
   s.shard = root.GetAttrOr<std::string>("shard", "");

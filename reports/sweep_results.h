@@ -44,8 +44,8 @@ struct SweepRun {
   std::string text, text_sha256;
   int64_t seq_len = -1, windows = -1, tokens = -1;
 
-  store::Table sites;                   // the measure `sites` table
-  std::optional<store::Table> weights;  // the measure `weights` table
+  store::Table sites;                        // the measure `sites` table
+  std::optional<store::Table> weights;       // the measure `weights` table
   std::map<std::string, double> downstream;  // every float attribute of `downstream`
 
   bool has_pairs = false;
@@ -63,7 +63,7 @@ struct SweepResults {
   std::string sweep, sweep_yaml, conventions, conventions_key, shard;
   int64_t runs_total = 0, runs_complete = 0;
   double reference_ppl = 0, reference_mean_nll = 0, reference_pairs_accuracy = 0;  // NaN when absent
-  std::vector<SweepRun> runs;  // ordered by `index`, then by name
+  std::vector<SweepRun> runs;                                                      // ordered by `index`, then by name
 };
 
 // Reads and checks a sweep-results file (see the top of this file).

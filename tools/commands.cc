@@ -17,6 +17,7 @@ PC_DECLARE_COMMAND(RunSweepCmd)
 PC_DECLARE_COMMAND(RunMerge)
 PC_DECLARE_COMMAND(RunDemo)
 PC_DECLARE_COMMAND(RunRank)
+PC_DECLARE_COMMAND(RunProbe)
 #undef PC_DECLARE_COMMAND
 
 const std::vector<Command>& Commands() {
@@ -32,6 +33,8 @@ const std::vector<Command>& Commands() {
       {"merge", "join sweep results files (shards) made under the same conventions", RunMerge},
       {"train", "train a small gpt_neox or llama model from scratch (BPE tokenizer included)", RunTrain},
       {"rank", "correlate every error predictor with downstream loss across a sweep's runs; HTML report", RunRank},
+      {"probe", "the seeds' experiments: decompose, scale (parallel/perpendicular) and perturb (magnitude vs direction)",
+       RunProbe},
       {"corpus", "generate the synthetic agreement corpus (train/valid text, minimal pairs, depths)", RunCorpus},
       {"version", "print the version and the libraries in use", RunVersion},
   };

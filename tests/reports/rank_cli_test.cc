@@ -17,7 +17,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string Q(const std::string& s) { return "'" + s + "'"; }
+std::string Q(const std::string& s) {
+  return "'" + s + "'";
+}
 
 std::string Slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -62,18 +64,21 @@ std::pair<size_t, size_t> ReportedCounts(const std::string& out) {
 TEST_CASE("perpcomp rank writes the report and prints the headline", "[reports][rank][cli]") {
   const Fixture f = MakeFixture(12);
   const std::string out = f.dir + "/report";
-  pc::test::RunResult r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(out) + kQuick + " --seed 5 --threads 1");
+  pc::test::RunResult r =
+      pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(out) + kQuick + " --seed 5 --threads 1");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("perpcomp rank: 12 runs of sweep 'fixture-sweep'; families: quantization 6, pruning 6") &&
                         Contains("bootstrap 200 resamples, seed 5") && Contains("best predictor: ") &&
-                        Contains("mean over layers: ρ(perp) − ρ(iso) = ") && Contains("report: " + out + "/report.html"));
-  for (const char* name : {"report.html", "report.md", "ranking.csv", "correlations.csv", "differences.csv", "conventions.csv"}) {
+                        Contains("mean over layers: ρ(perp) − ρ(iso) = ") &&
+                        Contains("report: " + out + "/report.html"));
+  for (const char* name :
+       {"report.html", "report.md", "ranking.csv", "correlations.csv", "differences.csv", "conventions.csv"}) {
     INFO(name);
     CHECK(pc::fs::Exists(out + "/" + name));
   }
-  CHECK_THAT(Slurp(out + "/conventions.csv"), Contains("200 resamples (B) of the runs, seed 5") &&
-                                                  Contains("--seed 5 --threads 1"));
+  CHECK_THAT(Slurp(out + "/conventions.csv"),
+             Contains("200 resamples (B) of the runs, seed 5") && Contains("--seed 5 --threads 1"));
   const auto [tables, figures] = ReportedCounts(r.out);
   CHECK(tables == 12);
   CHECK(figures == 1 + 1 + 9 + 3 + 12);
@@ -110,7 +115,9 @@ TEST_CASE("perpcomp rank: bad input is refused or reported with its reason", "[r
     pc::test::RunResult r = pc::test::RunPerpcomp("rank " + Q(one.results) + " --out " + Q(out) + kQuick);
     INFO(r.err);
     CHECK(r.exit_code == 0);
-    CHECK_THAT(r.out, Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 runs (insufficient)"));
+    CHECK_THAT(
+        r.out,
+        Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 runs (insufficient)"));
     CHECK_THAT(Slurp(out + "/ranking.csv"), Contains("rtn-0"));
     CHECK_THAT(Slurp(out + "/report.md"), Contains("insufficient"));
   }
@@ -128,8 +135,9 @@ TEST_CASE("perpcomp rank: bad input is refused or reported with its reason", "[r
       CHECK(r.exit_code != 0);
       return r.err;
     };
-    CHECK_THAT(err(Q(f.results) + " --out " + Q(out) + " --outcome ppl"),
-               Contains("--outcome: 'ppl' is not an outcome of this results file") && Contains("lm_eval.blimp_agr.acc"));
+    CHECK_THAT(
+        err(Q(f.results) + " --out " + Q(out) + " --outcome ppl"),
+        Contains("--outcome: 'ppl' is not an outcome of this results file") && Contains("lm_eval.blimp_agr.acc"));
     CHECK_THAT(err(Q(f.results) + " --out " + Q(out) + " --predictors 'perp.bogus.*'"),
                Contains("the pattern 'perp.bogus.*' matches no predictor"));
     CHECK_THAT(err(Q(f.results)), Contains("--out DIR is required"));
@@ -155,15 +163,20 @@ TEST_CASE("perpcomp rank lists predictors and outcomes", "[reports][rank][cli]")
   fx.final_norm = false;
   const std::string dir = pc::test::TempDir("rank-list");
   pc::test::WriteSweepResults(dir + "/s.h5", fx);
-  pc::test::RunResult in_file = pc::test::RunPerpcomp("rank " + Q(dir + "/s.h5") + " --list-predictors --predictors '*.final_norm.*,iso.ratio.logits.*'");
+  pc::test::RunResult in_file = pc::test::RunPerpcomp(
+      "rank " + Q(dir + "/s.h5") + " --list-predictors --predictors '*.final_norm.*,iso.ratio.logits.*'");
   REQUIRE(in_file.exit_code == 0);
-  CHECK_THAT(in_file.out, Contains("iso.ratio.logits.local\t") && Contains("# not available: iso.mean.final_norm.accumulated: run 'rtn-0' has no rows for site final_norm"));
+  CHECK_THAT(
+      in_file.out,
+      Contains("iso.ratio.logits.local\t") &&
+          Contains("# not available: iso.mean.final_norm.accumulated: run 'rtn-0' has no rows for site final_norm"));
   pc::test::RunResult outcomes = pc::test::RunPerpcomp("rank " + Q(dir + "/s.h5") + " --list-outcomes");
   REQUIRE(outcomes.exit_code == 0);
   CHECK_THAT(outcomes.out, Contains("delta_nll\t5 runs\t") && Contains("lm_eval.blimp_agr.acc\t4 runs\t"));
 }
 
-TEST_CASE("the rank report in headless Chromium: no console errors, every table and figure rendered", "[reports][rank][cli][chromium]") {
+TEST_CASE("the rank report in headless Chromium: no console errors, every table and figure rendered",
+          "[reports][rank][cli][chromium]") {
   PC_SKIP_IF(pc::test::Run("command -v chromium").exit_code != 0,
              "chromium is not installed (Debian package chromium; tools/setup.sh with PERPCOMP_SETUP_EXTRA=chromium)");
   const Fixture f = MakeFixture(10);
@@ -177,12 +190,15 @@ TEST_CASE("the rank report in headless Chromium: no console errors, every table 
 
   // Offline, no profile, every console message on stderr as "...:CONSOLE:<line>] ...".
   auto chromium = [&](const std::string& profile, const std::string& args) {
-    return pc::test::Run("timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-                         "--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars "
-                         "--user-data-dir=" + Q(f.dir + "/" + profile) + " --enable-logging=stderr --v=0 " + args);
+    return pc::test::Run(
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars "
+        "--user-data-dir=" +
+        Q(f.dir + "/" + profile) + " --enable-logging=stderr --v=0 " + args);
   };
   // The console capture works: a control page's console.error shows up.
-  pc::test::WriteText(f.dir + "/control.html", "<!DOCTYPE html><html><body><script>console.error('control-error')</script></body></html>");
+  pc::test::WriteText(f.dir + "/control.html",
+                      "<!DOCTYPE html><html><body><script>console.error('control-error')</script></body></html>");
   pc::test::RunResult control = chromium("profile-control", "--dump-dom " + Q("file://" + f.dir + "/control.html"));
   REQUIRE(control.exit_code == 0);
   REQUIRE_THAT(control.err, Contains("CONSOLE") && Contains("control-error"));
@@ -200,8 +216,8 @@ TEST_CASE("the rank report in headless Chromium: no console errors, every table 
   CHECK_THAT(dom.out, Contains("Ranking of runs by delta_nll") && Contains("Conventions of every number"));
 
   const std::string shot = f.dir + "/report.png";
-  pc::test::RunResult png = chromium("profile-shot", "--window-size=1280,2400 --screenshot=" + Q(shot) + " " +
-                                                         Q("file://" + out + "/report.html"));
+  pc::test::RunResult png = chromium(
+      "profile-shot", "--window-size=1280,2400 --screenshot=" + Q(shot) + " " + Q("file://" + out + "/report.html"));
   REQUIRE(png.exit_code == 0);
   REQUIRE(pc::fs::Exists(shot));
   CHECK(pc::fs::FileSize(shot) > 20000);

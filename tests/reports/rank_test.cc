@@ -79,7 +79,8 @@ TEST_CASE("rank: bad results files are refused with the store's or rank's messag
   const std::string dir = pc::test::TempDir("rank-bad");
   SECTION("another kind") {
     pc::store::File::Create(dir + "/m.h5", pc::store::kind::kMeasure).Close();
-    CHECK_THROWS_WITH(pc::reports::ReadSweepResults(dir + "/m.h5"), Contains("expected a 'sweep-results' file, got 'measure'"));
+    CHECK_THROWS_WITH(pc::reports::ReadSweepResults(dir + "/m.h5"),
+                      Contains("expected a 'sweep-results' file, got 'measure'"));
   }
   SECTION("not HDF5") {
     pc::test::WriteText(dir + "/x.txt", "hello");
@@ -125,8 +126,8 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
     CHECK(names.insert(p.name).second);
     CHECK_FALSE(p.description.empty());
     if (p.quantity == "weight") continue;
-    std::string expect = p.quantity + "." + p.form + "." + p.site + "." + p.kind + (p.frame.empty() ? "" : "." + p.frame) +
-                         (p.aggregate.empty() ? "" : "." + p.aggregate);
+    std::string expect = p.quantity + "." + p.form + "." + p.site + "." + p.kind +
+                         (p.frame.empty() ? "" : "." + p.frame) + (p.aggregate.empty() ? "" : "." + p.aggregate);
     CHECK(p.name == expect);
   }
   // 7 self-frame contexts × 14 forms × 3 aggregates + 4 incoming × 12 × 3 + 4 single-valued sites × 14 + 3 weight.
@@ -138,7 +139,8 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
   CHECK(pc::reports::FindPredictor("cos.mean.attn_update.local.incoming.mean") == nullptr);  // same as self
 
   auto sel = pc::reports::SelectPredictors(all, "perp.ratio.*.mean, iso.ratio.block_output.*");
-  for (const PredictorInfo& p : sel) CHECK((pc::StartsWith(p.name, "perp.ratio.") || pc::StartsWith(p.name, "iso.ratio.block_output.")));
+  for (const PredictorInfo& p : sel)
+    CHECK((pc::StartsWith(p.name, "perp.ratio.") || pc::StartsWith(p.name, "iso.ratio.block_output.")));
   CHECK(sel.size() == 11 + 6);
   auto excl = pc::reports::SelectPredictors(all, "!*.local*,!weight.*");
   for (const PredictorInfo& p : excl) CHECK(p.name.find(".local") == std::string::npos);
@@ -158,8 +160,10 @@ TEST_CASE("rank: predictor values equal hand-computed layer aggregates", "[repor
     if (r.site == "block_output" && r.kind == "accumulated" && c == "ratio_perp") return at({0.1, 0.4, 0.2});
     if (r.site == "block_output" && r.kind == "accumulated" && c == "ratio_p") return at({-0.1, 0.3, -0.5});
     if (r.site == "block_output" && r.kind == "local" && c == "mean_cos") return at({0.99, 0.95, 0.97});
-    if (r.site == "attn_update" && r.kind == "local" && r.frame == "incoming" && c == "mean_rel_par") return at({0.3, 0.1, 0.2});
-    if (r.site == "mlp_update" && r.kind == "accumulated" && r.frame == "self" && c == "mean_norm_ratio") return at({1.1, 0.8, 1.05});
+    if (r.site == "attn_update" && r.kind == "local" && r.frame == "incoming" && c == "mean_rel_par")
+      return at({0.3, 0.1, 0.2});
+    if (r.site == "mlp_update" && r.kind == "accumulated" && r.frame == "self" && c == "mean_norm_ratio")
+      return at({1.1, 0.8, 1.05});
     if (r.site == "linear" && r.kind == "local" && c == "ratio_iso") {
       const std::vector<std::string> roles = {"q", "k", "v", "o", "gate", "up", "down"};
       const double k = double(std::find(roles.begin(), roles.end(), r.role) - roles.begin());
@@ -192,7 +196,8 @@ TEST_CASE("rank: predictor values equal hand-computed layer aggregates", "[repor
   // The fixture's own formula elsewhere: ratio_iso = par + perp at block outputs (accumulated), final layer.
   CHECK(Value(s.runs[1], "iso.ratio.block_output.accumulated.final") == Approx(f.runs[1].par + f.runs[1].perp));
 
-  CHECK(pc::reports::AggregateLayers({1, std::nan(""), 3}, "mean", 0) != pc::reports::AggregateLayers({1, 2, 3}, "mean", 0));
+  CHECK(pc::reports::AggregateLayers({1, std::nan(""), 3}, "mean", 0) !=
+        pc::reports::AggregateLayers({1, 2, 3}, "mean", 0));
   CHECK(std::isnan(pc::reports::AggregateLayers({}, "mean", 0)));
   CHECK_THROWS_WITH(pc::reports::AggregateLayers({1}, "median", 0), Contains("unknown layer aggregate 'median'"));
 }
@@ -215,9 +220,10 @@ TEST_CASE("rank: outcomes from downstream, pairs and lm-eval", "[reports][rank]"
   const pc::reports::OutcomeMatrix m = pc::reports::ExtractOutcomes(s);
   std::vector<std::string> names;
   for (const auto& o : m.outcomes) names.push_back(o.name);
-  CHECK(names == std::vector<std::string>{"delta_nll", "kl_mean", "kl_p90", "kl_p99", "top1_disagreement", "pairs.accuracy_drop",
-                                          "pairs.accuracy_drop.agreement.jsonl", "pairs.accuracy_drop.blimp_sva.jsonl",
-                                          "lm_eval.blimp_agr.acc", "lm_eval.wikitext.word_perplexity"});
+  CHECK(names == std::vector<std::string>{"delta_nll", "kl_mean", "kl_p90", "kl_p99", "top1_disagreement",
+                                          "pairs.accuracy_drop", "pairs.accuracy_drop.agreement.jsonl",
+                                          "pairs.accuracy_drop.blimp_sva.jsonl", "lm_eval.blimp_agr.acc",
+                                          "lm_eval.wikitext.word_perplexity"});
   CHECK(m.values[m.Find("top1_disagreement")][3] == Approx(0.5 * f.runs[3].delta_nll));
   CHECK(m.outcomes[m.Find("lm_eval.blimp_agr.acc")].orientation == pc::reports::Orientation::kHigherIsBetter);
   CHECK(m.outcomes[m.Find("lm_eval.wikitext.word_perplexity")].orientation == pc::reports::Orientation::kHigherIsWorse);
@@ -266,7 +272,8 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   const pc::reports::RankingAnalysis again = pc::reports::AnalyzeSweep(s, o);
   CHECK(*again.differences[0].all.lo == *d.all.lo);
   CHECK(again.differences[0].all.samples == d.all.samples);
-  CHECK(*again.Cell(0, 5).at(pc::reports::Coefficient::kKendallTauB).hi == *a.Cell(0, 5).at(pc::reports::Coefficient::kKendallTauB).hi);
+  CHECK(*again.Cell(0, 5).at(pc::reports::Coefficient::kKendallTauB).hi ==
+        *a.Cell(0, 5).at(pc::reports::Coefficient::kKendallTauB).hi);
   pc::reports::RankOptions other = o;
   other.bootstrap.seed = 4;
   CHECK(pc::reports::AnalyzeSweep(s, other).differences[0].all.samples != d.all.samples);
@@ -282,8 +289,9 @@ TEST_CASE("rank: one run gives the ranking and 'insufficient' everywhere else", 
   CHECK(a.Cell(0, 0).at(pc::reports::Coefficient::kPearson).estimate.reason == "insufficient");
   CHECK(a.differences[0].all.estimate.reason == "insufficient");
   CHECK(a.order == std::vector<size_t>{0});
-  CHECK_THAT(pc::reports::Headline(s, a), Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 "
-                                                   "runs (insufficient)"));
+  CHECK_THAT(pc::reports::Headline(s, a),
+             Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 "
+                      "runs (insufficient)"));
   const pc::reports::RankReport r = pc::reports::BuildRankReport(s, a, {"perpcomp rank x", "perpcomp test"});
   CHECK(r.html_figures == 3 /*histograms*/ + 1 /*bars*/ + 9 /*scatter*/ + 1 /*profile*/);
 }
@@ -297,11 +305,27 @@ TEST_CASE("rank: the report's files, tables and figures", "[reports][rank]") {
   const pc::reports::RankReport r = pc::reports::BuildRankReport(s, a, {"perpcomp rank x.h5 --out y", "perpcomp test"});
   std::map<std::string, std::string> files;
   for (const auto& file : r.files) files[file.name] = file.content;
-  for (const char* name : {"report.html", "report.md", "ranking.csv", "correlations.csv", "top_predictors.csv", "outcomes.csv",
-                           "perp_vs_iso.csv", "perp_vs_iso_by_site.csv", "perp_vs_iso_by_family.csv",
-                           "leave_one_family_out.csv", "runs.csv", "runs_full.csv", "conventions.csv", "outcome_definitions.csv",
-                           "predictor_definitions.csv", "differences.csv", "difference_samples.csv", "predictor_values.csv",
-                           "ranking_all_predictors.csv", "outcome_values.csv", "predictors.csv"}) {
+  for (const char* name : {"report.html",
+                           "report.md",
+                           "ranking.csv",
+                           "correlations.csv",
+                           "top_predictors.csv",
+                           "outcomes.csv",
+                           "perp_vs_iso.csv",
+                           "perp_vs_iso_by_site.csv",
+                           "perp_vs_iso_by_family.csv",
+                           "leave_one_family_out.csv",
+                           "runs.csv",
+                           "runs_full.csv",
+                           "conventions.csv",
+                           "outcome_definitions.csv",
+                           "predictor_definitions.csv",
+                           "differences.csv",
+                           "difference_samples.csv",
+                           "predictor_values.csv",
+                           "ranking_all_predictors.csv",
+                           "outcome_values.csv",
+                           "predictors.csv"}) {
     INFO(name);
     CHECK(files.count(name) == 1);
   }
@@ -324,14 +348,16 @@ TEST_CASE("rank: the report's files, tables and figures", "[reports][rank]") {
   // Markdown holds the same tables (a delimiter row per table).
   CHECK(count(files["report.md"], "\n| :--") + count(files["report.md"], "\n| --") >= r.html_tables);
   // correlations.csv: every predictor × outcome × coefficient, plus the header.
-  CHECK(count(files["correlations.csv"], "\r\n") == 1 + a.predictors.predictors.size() * a.outcomes.outcomes.size() * 4);
+  CHECK(count(files["correlations.csv"], "\r\n") ==
+        1 + a.predictors.predictors.size() * a.outcomes.outcomes.size() * 4);
   if (pc::test::HavePython("xml.etree.ElementTree")) {
     const std::string dir = pc::test::TempDir("rank-xml");
     pc::test::WriteText(dir + "/report.html", html);
     const std::string out = pc::test::RunPythonScript(
         "import sys, xml.etree.ElementTree as ET\n"
         "root = ET.parse(sys.argv[1]).getroot()\n"
-        "print(sum(1 for e in root.iter() if e.tag.endswith('table')), sum(1 for e in root.iter() if e.tag.endswith('}svg') or e.tag == 'svg'))\n",
+        "print(sum(1 for e in root.iter() if e.tag.endswith('table')), sum(1 for e in root.iter() if "
+        "e.tag.endswith('}svg') or e.tag == 'svg'))\n",
         "'" + dir + "/report.html'");
     CHECK(pc::Trim(out) == pc::Str(r.html_tables, " ", r.html_figures));
   }

@@ -88,11 +88,11 @@ std::map<std::string, double> RowValues(const SweepFixture& f, size_t run_index,
   return v;
 }
 
-const char* const kFloatColumns[] = {
-    "mean_rel_iso", "mean_rel_par", "mean_rel_perp", "mean_rel_p", "ratio_iso", "ratio_par", "ratio_perp", "ratio_p",
-    "mean_iso", "mean_par", "mean_perp", "mean_p", "mean_ref_sq", "mean_cos", "mean_norm_ratio",
-    "p50_rel_iso", "p90_rel_iso", "p99_rel_iso", "p50_rel_par", "p90_rel_par", "p99_rel_par",
-    "p50_rel_perp", "p90_rel_perp", "p99_rel_perp"};
+const char* const kFloatColumns[] = {"mean_rel_iso", "mean_rel_par", "mean_rel_perp", "mean_rel_p",  "ratio_iso",
+                                     "ratio_par",    "ratio_perp",   "ratio_p",       "mean_iso",    "mean_par",
+                                     "mean_perp",    "mean_p",       "mean_ref_sq",   "mean_cos",    "mean_norm_ratio",
+                                     "p50_rel_iso",  "p90_rel_iso",  "p99_rel_iso",   "p50_rel_par", "p90_rel_par",
+                                     "p99_rel_par",  "p50_rel_perp", "p90_rel_perp",  "p99_rel_perp"};
 
 void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) {
   const std::vector<FixtureSiteRow> rows = SiteRows(f);
@@ -243,7 +243,10 @@ std::string Compression(const FixtureRun& run) {
                         {"samples", 8},
                         {"seq_len", 64},
                         {"windows_used", 8}};
-  nlohmann::json c = {{"recipe", run.name}, {"method", run.method}, {"family", run.family}, {"calibration", cal},
+  nlohmann::json c = {{"recipe", run.name},
+                      {"method", run.method},
+                      {"family", run.family},
+                      {"calibration", cal},
                       {"perpcomp", "perpcomp 0.1.0"}};
   return c.dump();
 }
@@ -270,15 +273,17 @@ SweepFixture DefaultFixture(int n, uint64_t seed) {
 }
 
 std::string FixtureConventions(const SweepFixture& f) {
-  nlohmann::json c = {{"model", "models/tiny"},
-                      {"model_hash", Sha256Hex("tiny")},
-                      {"eval_text", "eval.txt"},
-                      {"eval_sha256", Sha256Hex("eval")},
-                      {"seq_len", kSeqLen},
-                      {"windows", kWindows},
-                      {"calib", {{"source", "calib.txt"}, {"sha256", Sha256Hex("calib")}, {"samples", 8}, {"seq_len", 64}, {"seed", 0}}},
-                      {"metrics_conventions", 1},
-                      {"perpcomp", "perpcomp 0.1.0"}};
+  nlohmann::json c = {
+      {"model", "models/tiny"},
+      {"model_hash", Sha256Hex("tiny")},
+      {"eval_text", "eval.txt"},
+      {"eval_sha256", Sha256Hex("eval")},
+      {"seq_len", kSeqLen},
+      {"windows", kWindows},
+      {"calib",
+       {{"source", "calib.txt"}, {"sha256", Sha256Hex("calib")}, {"samples", 8}, {"seq_len", 64}, {"seed", 0}}},
+      {"metrics_conventions", 1},
+      {"perpcomp", "perpcomp 0.1.0"}};
   if (f.pairs) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const std::string& p : f.pair_files) pairs.push_back({{"file", p}, {"sha256", Sha256Hex(p)}});
