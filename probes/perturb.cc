@@ -148,6 +148,7 @@ at::Tensor PerturbHooks::At(const Site& site, const at::Tensor& x, const at::Ten
   at::Generator gen = at::detail::createCPUGenerator(SplitMix(SplitMix(seed_) ^ SplitMix(key_ * 1000003 + site.layer)));
   at::Tensor flat = x.reshape({-1, d});
   PerturbedStates p = PerturbStates(flat, kind_, delta_, gen);
+  if (key_ >= kPairKeyBase) return p.h.view(x.sizes());  // statistics over the text windows only
   // The realised displacement, on the tensors the model actually sees.
   at::Tensor moved = p.skipped.logical_not();
   const int64_t n_moved = moved.sum().item<int64_t>();

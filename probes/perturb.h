@@ -43,7 +43,8 @@ struct PerturbedStates {
 // signs (magnitude) and the normals (direction).
 PerturbedStates PerturbStates(const at::Tensor& h, PerturbKind kind, double delta, at::Generator& gen);
 
-// The realised displacement ‖h' − h‖ of the perturbed tokens (in the model's dtype), against δ.
+// The realised displacement ‖h' − h‖ of the perturbed tokens (in the model's dtype), against δ, over
+// the text windows (batches keyed below kPairKeyBase; minimal-pair batches hold padding).
 struct DisplacementStats {
   int64_t tokens = 0;   // perturbed token states (summed over layers and forwards)
   int64_t skipped = 0;  // token states left unperturbed (‖h‖ < δ/2)

@@ -2,8 +2,9 @@
 # tools/parallel_suppression.sh — parallel suppression in pretraining (docs/SCIENCE.md, "Suppression
 # in pretraining"). Trains the same small model with `perpcomp train --parallel-scale A` for A = 1 (plain)
 # and smaller A (each attention / MLP update D becomes A*D_par + D_perp, during training and inference),
-# on the same corpus, steps and seeds, and reports for each: the trainer's held-out loss, the loss and
-# perplexity of `perpcomp eval` on the held-out text, and minimal-pair accuracy per pair file.
+# on the same corpus (plain text, as `perpcomp demo` trains), steps and seeds, and reports for each:
+# the trainer's held-out loss, the loss and perplexity of `perpcomp eval` on the held-out text, and
+# minimal-pair accuracy per pair file.
 #
 #   tools/parallel_suppression.sh [--work DIR] [--corpus DIR] [--scales "1 0.5 0"] [--seeds "0 1"] ...
 #
@@ -11,12 +12,12 @@
 #   --perpcomp BIN     the perpcomp binary [build/tools/perpcomp, or perpcomp on PATH]
 #   --work DIR         work folder: corpus/, models/, results.tsv, results.md [./suppression-work]
 #   --corpus DIR       an existing `perpcomp corpus` folder (train.txt, valid.txt, pairs/) [made in DIR/corpus]
-#   --sentences N      training sentences when the corpus is made here [20000]
+#   --sentences N      training sentences when the corpus is made here [50000]
 #   --arch A           gpt_neox (LayerNorm) | llama (RMSNorm) [gpt_neox]
 #   --scales "A ..."   parallel scales; 1 is the plain model [1 0.5 0]
 #   --seeds "S ..."    training seeds (initialisation and data order) [0 1]
 #   --steps N --batch N --context N --layers N --hidden N --heads N --lr X --warmup N
-#                      the trainer's options [300 16 64 2 64 4 0.005 30]
+#                      the trainer's options [600 32 64 2 64 4 0.005 50]
 #   --vocab-size N     BPE vocabulary, trained once and shared by every run [600]
 #   --eval-windows K   held-out windows for `perpcomp eval` (0: all) [200]
 #   --threads N        intra-op threads per command (1 is fastest on a loaded machine) [1]
@@ -26,11 +27,11 @@ set -euo pipefail
 perpcomp=""
 work="./suppression-work"
 corpus=""
-sentences=20000
+sentences=50000
 arch=gpt_neox
 scales="1 0.5 0"
 seeds="0 1"
-steps=300 batch=16 context=64 layers=2 hidden=64 heads=4 lr=0.005 warmup=30 vocab=600
+steps=600 batch=32 context=64 layers=2 hidden=64 heads=4 lr=0.005 warmup=50 vocab=600
 eval_windows=200
 threads=1
 keep=0
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     --eval-windows) eval_windows="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -81,7 +82,7 @@ if [ -z "$corpus" ]; then
 fi
 for f in train.txt valid.txt pairs; do [ -e "$corpus/$f" ] || die "'$corpus' has no $f (a perpcomp corpus folder is expected)"; done
 
-common=(--arch "$arch" --text "$corpus/train.txt" --valid "$corpus/valid.txt" --doc-per-line
+common=(--arch "$arch" --text "$corpus/train.txt" --valid "$corpus/valid.txt"
         --steps "$steps" --batch "$batch" --context "$context" --layers "$layers" --hidden "$hidden"
         --heads "$heads" --lr "$lr" --warmup "$warmup" --threads "$threads" --quiet)
 tokenizer=""

@@ -8,22 +8,14 @@ packages=(
   libtorch-dev libopenblas0-openmp libopenblas-openmp-dev
   libeigen3-dev libboost-program-options-dev
   libhdf5-dev hdf5-tools
-  catch2 libyaml-cpp-dev libyaml-dev nlohmann-json3-dev
+  catch2 libyaml-dev nlohmann-json3-dev
   libsentencepiece-dev libpcre2-dev libicu-dev
   python3 python3-torch python3-numpy python3-h5py python3-scipy
   clang-14 libclang-rt-14-dev
-  slurm-wlm munge   # the sharded-sweep test starts a single-node Slurm (tests/sweep/sweep_slurm_test.cc)
+  slurm-wlm munge   # the sharded-sweep test starts a single-node Slurm (tests/sweep/)
+  chromium          # the report test renders report.html headless (tests/reports/)
+  libyaml-cpp-dev
 )
-if [ "${PERPCOMP_SETUP_EXTRA:-}" != "" ]; then
-  # Optional extras for the Slurm and browser tests: PERPCOMP_SETUP_EXTRA="slurm chromium"
-  for extra in $PERPCOMP_SETUP_EXTRA; do
-    case "$extra" in
-      slurm) packages+=(slurm-wlm munge) ;;
-      chromium) packages+=(chromium) ;;
-      *) echo "setup.sh: unknown extra '$extra' (known: slurm chromium)" >&2; exit 2 ;;
-    esac
-  done
-fi
 
 missing=()
 for p in "${packages[@]}"; do

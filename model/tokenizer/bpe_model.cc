@@ -66,7 +66,8 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
   merge_map_.reserve(merges.size() * 2);
   merge_list_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [a, b] = merges[rank];
+    const std::string& a = merges[rank].first;
+    const std::string& b = merges[rank].second;
     auto describe = [&] { return Str("merges[", rank, "] '", a, " ", b, "'"); };
     int32_t a_id = Find(a), b_id = Find(b);
     PC_CHECK(a_id >= 0, where, ": ", describe(), ": '", a, "' is not in the vocabulary");
