@@ -70,11 +70,11 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   REQUIRE(demo.exit_code == 0);
   CHECK_THAT(demo.out, Contains("sweep 'demo'") && Contains("rtn-w3g32") && Contains("sparsegpt-50"));
 
-  // A shard lists only its runs: indices 1, 4, 7 of 3 shards.
+  // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
   REQUIRE(shard.exit_code == 0);
-  CHECK_THAT(shard.out, Contains("shard 1/3: 3 runs"));
-  CHECK_THAT(shard.out, Contains("    1  ") && Contains("    4  ") && Contains("    7  "));
+  CHECK_THAT(shard.out, Contains("shard 1/3: 5 runs"));
+  CHECK_THAT(shard.out, Contains("    1  ") && Contains("    4  ") && Contains("    7  ") && Contains("   13  "));
   CHECK_THAT(shard.out, !Contains("    0  ") && !Contains("    2  "));
 }
 
