@@ -64,7 +64,15 @@ class Awq final : public Method {
 
   bool AddsActivationScales() const override { return true; }
 
-  void TransformBlock(BlockScope& scope) override { awq::TransformAwqBlock(scope, options_, name(), &notes_); }
+  void TransformBlock(BlockScope& scope) override {
+    out_scales_.clear();  // the previous block's linears are all compressed and logged
+    awq::TransformAwqBlock(scope, options_, name(), &notes_);
+  }
+
+  at::Tensor OutputScale(const Linear& linear) const override {
+    auto it = out_scales_.find(linear.name);
+    return it == out_scales_.end() ? at::Tensor() : it->second;
+  }
 
   void CompressLinear(Linear& linear, const InputStats&, Record& record) override {
     const QuantSpec& spec = options_.search.spec;
@@ -73,6 +81,7 @@ class Awq final : public Method {
     auto it = notes_.find(linear.name);
     if (it == notes_.end()) return;
     const awq::LinearNote& note = it->second;
+    if (note.out_scale.defined()) out_scales_[linear.name] = note.out_scale;
     if (note.alpha >= 0) {
       record.values["alpha"] = note.alpha;
       record.text["awq_group"] = note.group;
@@ -94,6 +103,7 @@ class Awq final : public Method {
   awq::BlockOptions options_;
   bool quantize_ = true;
   std::map<std::string, awq::LinearNote> notes_;  // per linear, from TransformBlock to CompressLinear
+  std::map<std::string, at::Tensor> out_scales_;   // this block's linears whose output rows absorbed 1/s
 };
 
 MethodInfo AwqInfo(const std::string& name, const std::string& summary, double lambda_par, double lambda_perp) {

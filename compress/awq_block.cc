@@ -216,6 +216,13 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
     const ScaleGroup& g = groups[gi];
     if (!g.active()) continue;
     FoldScales(block, g, results[gi].scales);
+    if (g.prev == PrevKind::kLinear) {  // its last len(s) output rows were divided by s
+      const Linear& p = block.linears[g.prev_linear];
+      const at::Tensor& s = results[gi].scales;
+      LinearNote& note = (*notes)[p.name];
+      if (!note.out_scale.defined()) note.out_scale = at::ones({p.out_features()}, at::kFloat);
+      note.out_scale.narrow(0, p.out_features() - s.numel(), s.numel()).div_(s.to(at::kFloat));
+    }
     for (int i : g.members) {
       scale_of[i] = results[gi].scales;
       LinearNote& note = (*notes)[block.linears[i].name];

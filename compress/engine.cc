@@ -256,7 +256,9 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           const int i = e->index;
           at::Tensor bias = lin.bias.defined() ? lin.bias.to(at::kFloat) : at::Tensor();
           at::Tensor y_hat = at::linear(post.Get(i), lin.weight.to(at::kFloat), bias);
-          rec.values["err_after"] = RelError(y_hat, y_pre[i]);
+          at::Tensor out_scale = m.OutputScale(lin);  // (out,) or undefined
+          rec.values["err_after"] =
+              RelError(y_hat, out_scale.defined() ? y_pre[i] * out_scale.to(at::kFloat).unsqueeze(0) : y_pre[i]);
           at::Tensor naive = m.NaiveWeight(w_orig[i]);
           if (naive.defined()) {
             rec.values["err_before"] =

@@ -83,6 +83,11 @@ class Method {
   virtual void TransformBlock(BlockScope& scope) {}
   // Compresses `linear` in place; values go into `record` (e.g. "sparsity", "alpha").
   virtual void CompressLinear(Linear& linear, const InputStats& stats, Record& record) = 0;
+  // Per output row (out,) float32, the factor by which TransformBlock deliberately multiplied
+  // this linear's output (AWQ folds 1/s into the rows of a previous linear); the engine's logged
+  // err_after compares with the original output times it. Undefined: the output is unchanged.
+  // Called after CompressLinear.
+  virtual at::Tensor OutputScale(const Linear& linear) const { return at::Tensor(); }
   // The method's naive counterpart on an original weight (RTN for quantizers, magnitude for
   // pruners), for the logged "error before"; undefined: none.
   virtual at::Tensor NaiveWeight(const at::Tensor& w) const { return at::Tensor(); }

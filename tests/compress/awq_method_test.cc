@@ -38,6 +38,17 @@ const pc::Record* Group(const pc::CompressResult& r, const std::string& kind, in
   return nullptr;
 }
 
+// Every "linear" record's err_after is at rounding level (for runs that compress nothing).
+void CheckNoLoggedError(const pc::CompressResult& r) {
+  int n = 0;
+  for (const auto* lin : pc::test::RecordsOf(r, "linear")) {
+    INFO(lin->name << " err_after " << lin->values.at("err_after"));
+    CHECK(lin->values.at("err_after") < 1e-5);
+    ++n;
+  }
+  CHECK(n > 0);
+}
+
 }  // namespace
 
 TEST_CASE("awq: alpha 0 without clipping equals RTN exactly through the engine", "[compress][awq]") {
@@ -115,6 +126,10 @@ TEST_CASE("awq: folding the scales without quantizing leaves the logits unchange
       }
       CHECK(scaled == c.expected_scaled * model->num_layers());
       if (!extra.empty()) CHECK(s_spread > 2.0);  // the scales were not trivial
+      // Nothing was compressed, so every linear's logged error is ~0, including the linears whose
+      // output rows absorbed 1/s (up_proj, v_proj, fc1, c_attn): the engine compares their outputs
+      // with the original outputs times the method's OutputScale.
+      CheckNoLoggedError(r);
     }
   }
 }
@@ -131,6 +146,8 @@ TEST_CASE("awq: v -> o is scaled under multi-head attention and folding keeps th
   CHECK(vo->text.at("status") == "scaled");
   CHECK(vo->text.at("inspect") == "members");
   CHECK(vo->name == "model.layers.1.self_attn.v_proj -> o_proj");
+  // v_proj's and up_proj's outputs were divided by s on purpose: not a compression error.
+  CheckNoLoggedError(r);
 }
 
 TEST_CASE("awq: GQA and post-LN groups are skipped with their reason", "[compress][awq]") {
