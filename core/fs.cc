@@ -141,6 +141,19 @@ void SwapIntoPlace(const std::string& temp, const std::string& final, bool overw
   std::string old;
   if (Exists(final)) {
     PC_CHECK(overwrite, "'", final, "' appeared while writing; pass --overwrite to replace it");
+    const bool dirs = IsDirectory(final) && IsDirectory(temp);
+    if (!dirs && !IsDirectory(final) && !IsDirectory(temp) && std::rename(temp.c_str(), final.c_str()) == 0) {
+      SyncPath(Parent(final));  // a file replaced atomically
+      return;
+    }
+    // Folders: swapped atomically, so that a crash at any moment leaves the old or the new
+    // folder under the final name (then the old one, now under the temporary name, is removed).
+    if (dirs && ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final.c_str(), RENAME_EXCHANGE) == 0) {
+      SyncPath(Parent(final));
+      RemoveAll(temp);
+      return;
+    }
+    // File systems without RENAME_EXCHANGE: the old one is moved aside first.
     old = TempNameBeside(final) + ".old";
     stdfs::rename(final, old, ec);
     PC_CHECK(!ec, "cannot move the old '", final, "' aside: ", ec.message());

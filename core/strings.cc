@@ -1,5 +1,6 @@
 #include "core/strings.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -119,21 +120,35 @@ std::string HumanBytes(double bytes) {
 }
 
 int64_t ParseBytes(const std::string& text, const std::string& what) {
-  std::string t = Trim(text);
-  PC_CHECK(!t.empty(), what, ": expected a size like 8G or 512M");
-  double mult = 1;
-  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
-  if (last == 'B' && t.size() > 1) {
-    t.pop_back();
-    last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  // A number (decimals allowed) and an optional unit: K, M, G, T with an optional "i" and/or "B"
+  // (KiB, MB, g, ...), all powers of 1024; no unit or "B": bytes. Spaces between are allowed.
+  const std::string t = Trim(text);
+  const char* expected = ": expected a size such as 4G, 512M, 1.5GiB or 1000000 (bytes)";
+  PC_CHECK(!t.empty(), what, expected, ", got an empty value");
+  size_t unit_at = t.size();
+  while (unit_at > 0 && std::isalpha(static_cast<unsigned char>(t[unit_at - 1]))) --unit_at;
+  std::string unit;
+  for (char c : t.substr(unit_at)) unit.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  const std::string number = Trim(t.substr(0, unit_at));
+  double mult = 0;
+  static const struct { const char* prefix; double mult; } kUnits[] = {
+      {"", 1.0}, {"K", 1024.0}, {"M", 1024.0 * 1024}, {"G", 1024.0 * 1024 * 1024}, {"T", 1024.0 * 1024 * 1024 * 1024}};
+  for (const auto& u : kUnits) {
+    const std::string p = u.prefix;
+    if (unit == p || unit == p + "B" || (!p.empty() && (unit == p + "I" || unit == p + "IB"))) mult = u.mult;
   }
-  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    mult = last == 'K' ? 1024.0 : last == 'M' ? 1024.0 * 1024 : last == 'G' ? 1024.0 * 1024 * 1024 : 1024.0 * 1024 * 1024 * 1024;
-    t.pop_back();
-  }
-  double v = ParseDouble(t, what);
+  PC_CHECK(mult > 0, what, ": unknown unit '", t.substr(unit_at), "' in '", text, "'", expected);
+  PC_CHECK(!number.empty(), what, ": no number in '", text, "'", expected);
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  PC_CHECK(errno == 0 && end != nullptr && *end == '\0' && std::isfinite(v), what, ": '", text, "' is not a size",
+           expected);
   PC_CHECK(v > 0, what, ": expected a positive size, got '", text, "'");
-  return static_cast<int64_t>(v * mult);
+  const double bytes = v * mult;
+  PC_CHECK(bytes < 9.0e18, what, ": '", text, "' is too large");
+  PC_CHECK(bytes >= 1, what, ": '", text, "' is less than one byte");
+  return static_cast<int64_t>(bytes);
 }
 
 std::string FormatDouble(double v, int precision) {

@@ -26,7 +26,8 @@ std::pair<int, int> ParseRange(const std::string& text, const std::string& what)
 std::pair<int, int> ParseShard(const std::string& text, const std::string& what);
 // 1.5 GiB style.
 std::string HumanBytes(double bytes);
-// Parses "8G", "512M", "1000000" into bytes.
+// Parses "8G", "512M", "1.5GiB", "4 GB", "1000000" into bytes (K/M/G/T, optional i and B, powers
+// of 1024). Errors name `what` and the text.
 int64_t ParseBytes(const std::string& text, const std::string& what);
 // Shortest round-trip decimal for a double ("%.17g" trimmed).
 std::string FormatDouble(double v, int precision = 6);

@@ -1,6 +1,8 @@
 #include "recipes/compress_run.h"
 
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -19,6 +21,8 @@ std::string ShippedRecipesDir() {
   if (env != nullptr && *env) return env;
   return PC_RECIPES_DIR;
 }
+
+std::string SourceRootDir() { return fs::Parent(PC_RECIPES_DIR); }
 
 RecipeSpec LoadRecipe(const std::string& name_or_path) {
   return ParseRecipeFile(ResolveRecipePath(name_or_path, ShippedRecipesDir()));
@@ -80,6 +84,15 @@ void WriteRecords(const store::Group& group, const std::string& name, const std:
   }
 }
 
+namespace {
+// CompressRunOptions::crash_at: the process dies here as a crash would (nothing flushed or removed).
+void CrashPoint(const CompressRunOptions& o, const std::string& point) {
+  if (o.crash_at.empty() || o.crash_at != point) return;
+  std::fflush(nullptr);
+  std::raise(SIGKILL);
+}
+}  // namespace
+
 CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options) {
   PC_CHECK(options.format == "hf" || options.format == "awq-gemm", "--format '", options.format,
            "' is not supported (supported: hf, awq-gemm)");
@@ -103,6 +116,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
       set = BuildCalibSet(calib, *tok, *model);
     }
   }
+  CrashPoint(options, "calibration");
   log::Info("compress", recipe.name.value, ": ", resolved.plan.Compressed(), " linears with ",
             resolved.plan.methods.size(), " method instance(s); calibration ", set.windows(), " x ", set.seq_len(),
             " tokens (", set.record["windowing"].get<std::string>(), ")");
@@ -116,6 +130,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   eo.micro_batch = options.micro_batch;
   eo.on_block_done = [&](int layer) {
     model->ForEachBlockTensor(layer, [&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
+    CrashPoint(options, Str("block-", layer));
   };
   CompressRunResult out;
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
@@ -154,6 +169,8 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
     root.SetAttr("seconds", out.engine.seconds);
     std::map<std::string, std::vector<Record>> by_kind;
     for (const auto& r : out.engine.records) by_kind[r.kind].push_back(r);
+    if (options.crash_at == "write-log") h5.Flush();  // the half-written file on disk, as a crash would leave it
+    CrashPoint(options, "write-log");
     for (const auto& [kind, records] : by_kind) WriteRecords(root, kind == "linear" ? "linears" : kind, records);
     h5.Close();
   }
@@ -162,6 +179,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
     auto compressed = Model::Load(staged.path());
     ExportAwqGemm(*compressed, resolved.plan, fs::Join(staged.path(), "awq-gemm"));
   }
+  CrashPoint(options, "commit");
   staged.Commit();
   return out;
 }

@@ -33,6 +33,10 @@ struct CompressRunOptions {
   CalibOverrides calib;
   std::string format = "hf";  // "hf" | "awq-gemm" (also writes out_dir/awq-gemm)
   int64_t micro_batch = 0;
+  // Fault injection for the crash tests (tests/tools/crash_test.cc): SIGKILL at `point`:
+  // "calibration" (staged folder made, calibration built), "block-K" (block K written),
+  // "write-log" (compress.h5 half-written), "commit" (all written, not yet renamed).
+  std::string crash_at;
 };
 
 struct CompressRunResult {
@@ -42,6 +46,8 @@ struct CompressRunResult {
 };
 
 // The shipped recipes folder: $PERPCOMP_RECIPES, else the source tree's recipes/.
+// The repository this binary was built from (the parent of the shipped recipes/ folder).
+std::string SourceRootDir();
 std::string ShippedRecipesDir();
 // Parses a recipe by name or path (ResolveRecipePath over the shipped folder).
 RecipeSpec LoadRecipe(const std::string& name_or_path);

@@ -6,6 +6,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/threads.h"
+#include "recipes/compress_run.h"
 
 namespace pc::cli {
 
@@ -37,7 +38,8 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
 
 std::string SharedDataDir() {
   const char* env = std::getenv("PERPCOMP_SHARED");
-  std::string base = (env != nullptr && *env) ? std::string(env) : "../shared";
+  // CONVENTIONS.md: $PERPCOMP_SHARED, else ../shared beside the repository (not the working folder).
+  std::string base = (env != nullptr && *env) ? std::string(env) : fs::Join(recipes::SourceRootDir(), "../shared");
   return fs::Join(base, "data");
 }
 

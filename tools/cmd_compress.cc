@@ -1,12 +1,16 @@
 // perpcomp compress --model DIR --recipe FILE|NAME [--calib SPEC] --out DIR [--dry-run]
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "compress/method.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/strings.h"
+#include "model/config.h"
 #include "recipes/compress_run.h"
+#include "recipes/memory_estimate.h"
 #include "recipes/plan.h"
 #include "tools/cli.h"
 
@@ -40,7 +44,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   bool dry_run = false;
   int64_t samples = 0, seq_len = 0;
   int64_t seed = -1;
-  std::string windowing, text_field;
+  std::string windowing, text_field, max_memory;
   po::options_description desc("options");
   desc.add_options()
     ("model", po::value<std::string>(&model_dir), "Hugging Face model folder")
@@ -55,6 +59,8 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     ("overwrite", po::bool_switch(&ro.overwrite), "replace an existing --out (written beside it, swapped in when complete)")
     ("format", po::value<std::string>(&ro.format)->default_value("hf"), "hf | awq-gemm (also writes OUT/awq-gemm)")
     ("micro-batch", po::value<int64_t>(&ro.micro_batch)->default_value(0), "calibration windows per forward (0: auto)")
+    ("max-memory", po::value<std::string>(&max_memory),
+     "refuse to start when the estimated peak memory exceeds SIZE (e.g. 4G, 512M, 1.5GiB)")
     ("dry-run", po::bool_switch(&dry_run), "print the plan (every linear: method and parameters, or why skipped); touch nothing")
     ("list-methods", "list the registered methods, their parameters and the shipped recipes");
   AddCommonOptions(desc, common);
@@ -75,8 +81,18 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   if (!windowing.empty()) ro.calib.windowing = windowing;
   if (!text_field.empty()) ro.calib.text_field = text_field;
   ro.model_dir = model_dir;
+  const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
 
   recipes::RecipeSpec recipe = recipes::LoadRecipe(recipe_arg);
+  // The estimate needs only config.json and the options: refuse before anything is loaded.
+  const ModelConfig config = LoadModelConfig(model_dir);
+  const recipes::MemoryEstimate memory = recipes::EstimateCompress(
+      config, recipes::CompressMemoryFor(config, recipe, samples, seq_len, ro.calib.source, ro.format, ro.micro_batch));
+  log::Verbose("compress", memory.Describe(8));
+  if (memory_limit > 0) {
+    recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
+                              "reduce --calib-samples or --calib-seq-len, or raise --max-memory");
+  }
   if (dry_run) {
     LoadOptions lo;
     lo.load_blocks = false;
@@ -89,11 +105,13 @@ int RunCompressCmd(const std::vector<std::string>& args) {
                 c.source.empty() ? "(no --calib given)" : c.source.c_str(), (long long)c.samples,
                 (long long)c.seq_len, WindowingName(c.windowing), (unsigned long long)c.seed);
     std::fputs(recipes::FormatPlan(resolved, *model).c_str(), stdout);
+    std::printf("memory: %s\n", memory.Describe(8).c_str());
     return 0;
   }
   PC_CHECK(!ro.out_dir.empty(), "--out is required (or --dry-run)");
   PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
   fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out");
+  if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) ro.crash_at = crash;
   recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);
   std::printf("wrote %s: %d linears compressed, %d skipped, %.1f s (log: %s)\n", ro.out_dir.c_str(), r.compressed,
               r.skipped, r.engine.seconds, fs::Join(ro.out_dir, "compress.h5").c_str());

@@ -9,12 +9,15 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/log.h"
+#include "core/strings.h"
 #include "metrics/lm_eval_import.h"
 #include "metrics/minimal_pairs.h"
 #include "metrics/perplexity.h"
 #include "metrics/reference_eval.h"
 #include "metrics/results_h5.h"
+#include "recipes/memory_estimate.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
 #include "tools/run_io.h"
@@ -47,7 +50,7 @@ int RunEval(const std::vector<std::string>& args) {
   CommonOptions common;
   ModelOptions mo;
   CacheFlags cache;
-  std::string text_path, text_field, reference, lm_eval_path, out, run;
+  std::string text_path, text_field, reference, lm_eval_path, out, run, max_memory;
   std::vector<std::string> pair_specs;
   int64_t seq_len = 0, max_windows = 0, batch = 0, pair_batch_tokens = 8192;
   bool json = false, overwrite = false, append = false;
@@ -68,7 +71,9 @@ int RunEval(const std::vector<std::string>& args) {
     ("run", po::value<std::string>(&run), "run name in --out (default: the model folder's name)")
     ("overwrite", po::bool_switch(&overwrite), "replace an existing --out (with --append: a run of the same name)")
     ("append", po::bool_switch(&append), "add this run to an existing eval file (rebuilt crash-safely)")
-    ("json", po::bool_switch(&json), "print one JSON object");
+    ("json", po::bool_switch(&json), "print one JSON object")
+    ("max-memory", po::value<std::string>(&max_memory),
+     "refuse to start when the estimated peak memory exceeds SIZE (e.g. 4G, 512M, 1.5GiB)");
   AddCacheOptions(desc, cache);
   AddCommonOptions(desc, common);
   po::variables_map vm;
@@ -80,6 +85,7 @@ int RunEval(const std::vector<std::string>& args) {
            "eval: give --text (perplexity), --pairs (minimal pairs) or --import-lm-eval");
   PC_CHECK(reference.empty() || !text_path.empty(), "--reference needs --text (KL and delta NLL are measured on its windows)");
   PC_CHECK(batch >= 0, "--batch must not be negative");
+  const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
   std::optional<RunOutputOptions> ro;
   if (!out.empty()) {
     ro = RunOutputOptions{out, store::kind::kEval, run.empty() ? DefaultRunName(mo.model) : run, overwrite, append};
@@ -100,6 +106,26 @@ int RunEval(const std::vector<std::string>& args) {
   std::optional<TextWindows> tw;
   if (!text_path.empty()) {
     tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, LoadModelConfig(mo.model), mo.model);
+  }
+
+  if (tw || !pairs.empty()) {
+    const ModelConfig config = LoadModelConfig(mo.model);
+    recipes::EvalMemoryOptions eo;
+    eo.windows = tw ? tw->windows.tokens.size(0) : 1;
+    eo.seq_len = tw ? tw->windows.tokens.size(1) : 1;
+    eo.batch = tw ? batch : 1;
+    eo.compute_bytes = mo.dtype == "bf16" ? 2 : 4;
+    eo.disk_bytes = recipes::DiskWeightBytes(config);
+    eo.reference = !reference.empty();
+    eo.per_token = ro.has_value();
+    eo.text_bytes = tw ? fs::FileSize(text_path) : 0;
+    eo.pair_tokens = pairs.empty() ? 0 : pair_batch_tokens;
+    const recipes::MemoryEstimate memory = recipes::EstimateEval(config, eo);
+    log::Verbose("eval", memory.Describe(8));
+    if (memory_limit > 0) {
+      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
+                                "reduce --batch or --pair-batch-tokens, or raise --max-memory");
+    }
   }
 
   nlohmann::json j;

@@ -7,11 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "core/tensor_util.h"
 #include "metrics/measure.h"
 #include "metrics/results_h5.h"
+#include "recipes/memory_estimate.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
 #include "tools/run_io.h"
@@ -54,7 +56,7 @@ void PrintSummary(const MeasureResult& r, int layers) {
 int RunMeasure(const std::vector<std::string>& args) {
   CommonOptions common;
   CacheFlags cache;
-  std::string reference, compressed, text_path, text_field, out, run, dtype;
+  std::string reference, compressed, text_path, text_field, out, run, dtype, max_memory;
   int64_t seq_len = 0, max_windows = 0, batch = 0;
   bool per_token = false, overwrite = false, append = false, json = false;
   po::options_description desc("options");
@@ -72,7 +74,9 @@ int RunMeasure(const std::vector<std::string>& args) {
     ("dtype", po::value<std::string>(&dtype)->default_value("f32"), "compute dtype: f32 | bf16")
     ("overwrite", po::bool_switch(&overwrite), "replace an existing --out (with --append: a run of the same name)")
     ("append", po::bool_switch(&append), "add this run to an existing measure file (rebuilt crash-safely)")
-    ("json", po::bool_switch(&json), "print one JSON object instead of the table");
+    ("json", po::bool_switch(&json), "print one JSON object instead of the table")
+    ("max-memory", po::value<std::string>(&max_memory),
+     "refuse to start when the estimated peak memory exceeds SIZE (e.g. 4G, 512M, 1.5GiB)");
   AddCacheOptions(desc, cache);
   AddCommonOptions(desc, common);
   po::variables_map vm;
@@ -81,6 +85,7 @@ int RunMeasure(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(batch >= 0, "--batch must not be negative");
+  const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
   RunOutputOptions ro{out, store::kind::kMeasure, run.empty() ? DefaultRunName(compressed) : run, overwrite, append};
   CheckRunOutput(ro);
   MeasureOptions mo;
@@ -94,6 +99,22 @@ int RunMeasure(const std::vector<std::string>& args) {
   const ModelConfig ref_config = LoadModelConfig(reference);
   CheckSameConfig(ref_config, LoadModelConfig(compressed), mo.reference_name, mo.compressed_name);
   TextWindows tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, ref_config, reference);
+  {
+    recipes::EvalMemoryOptions eo;
+    eo.windows = tw.windows.tokens.size(0);
+    eo.seq_len = tw.windows.tokens.size(1);
+    eo.batch = batch;
+    eo.compute_bytes = dtype == "bf16" ? 2 : 4;
+    eo.disk_bytes = recipes::DiskWeightBytes(ref_config);
+    eo.per_token = per_token;
+    eo.text_bytes = fs::FileSize(text_path);
+    const recipes::MemoryEstimate memory = recipes::EstimateMeasure(ref_config, eo);
+    log::Verbose("measure", memory.Describe(8));
+    if (memory_limit > 0) {
+      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
+                                "reduce --batch (windows per forward), or raise --max-memory");
+    }
+  }
   auto ref = LoadModel(ref_opts);
   auto comp = LoadModel(comp_opts);
   mo.text_sha256 = tw.text.sha256;

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "metrics/minimal_pairs.h"
+#include "recipes/memory_estimate.h"
 #include "recipes/param_value.h"
 #include "recipes/sweep_results.h"
 #include "recipes/sweep_run.h"
@@ -91,7 +92,7 @@ void SetAsideDamagedRunFiles(const std::string& work) {
 int RunSweepCmd(const std::vector<std::string>& args) {
   CommonOptions common;
   CacheFlags cache;
-  std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir;
+  std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir, max_memory;
   std::vector<std::string> pair_specs;
   recipes::CalibOverrides calib;
   int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
@@ -116,7 +117,9 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "evaluate the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("per-token", po::bool_switch(&per_token), "store every token's values in each run (large)")
-    ("import-lm-eval", po::value<std::string>(&lm_eval_dir), "folder of <run>.json lm-evaluation-harness results, imported per run");
+    ("import-lm-eval", po::value<std::string>(&lm_eval_dir), "folder of <run>.json lm-evaluation-harness results, imported per run")
+    ("max-memory", po::value<std::string>(&max_memory),
+     "refuse to start when the estimated peak memory of any run exceeds SIZE (e.g. 4G, 512M, 1.5GiB)");
   AddCacheOptions(desc, cache);
   AddCommonOptions(desc, common);
   po::variables_map vm;
@@ -125,6 +128,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(!sweep_path.empty(), "--sweep is required: a sweep file such as recipes/sweeps/default.yaml");
+  const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
   recipes::SweepOptions so;
   if (!shard_text.empty()) {
     std::tie(so.shard_k, so.shard_n) = ParseShard(shard_text, "--shard");
@@ -171,6 +175,29 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   in.windows = tw.windows.tokens;
   in.eval_sha256 = tw.text.sha256;
   in.stream_tokens = tw.windows.stream_tokens;
+
+  {
+    // The peak of the largest stage of any run, from config.json and the options only.
+    const ModelConfig config = LoadModelConfig(model_dir);
+    std::vector<recipes::CompressMemoryOptions> runs;
+    for (size_t i : mine) {
+      runs.push_back(recipes::CompressMemoryFor(config, plan.runs[i].recipe, samples, calib_seq_len, calib.source));
+    }
+    recipes::EvalMemoryOptions eo;
+    eo.windows = in.windows.size(0);
+    eo.seq_len = in.windows.size(1);
+    eo.batch = batch;
+    eo.disk_bytes = recipes::DiskWeightBytes(config);
+    eo.per_token = per_token;
+    eo.text_bytes = fs::FileSize(eval_path);
+    eo.pair_tokens = in.pairs.empty() ? 0 : 8192;  // ScoreMinimalPairs' default batch
+    const recipes::MemoryEstimate memory = recipes::EstimateSweep(config, runs, eo);
+    log::Verbose("sweep", memory.Describe(8));
+    if (memory_limit > 0) {
+      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
+                                "reduce --calib-samples, --calib-seq-len, --max-windows or --batch, or raise --max-memory");
+    }
+  }
 
   so.out = out;
   so.work = work.empty() ? recipes::DefaultWorkDir(out) : work;

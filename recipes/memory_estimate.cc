@@ -1,0 +1,386 @@
+#include "recipes/memory_estimate.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "model/arch.h"
+
+namespace pc::recipes {
+
+namespace {
+
+constexpr double kF32 = 4, kF64 = 8, kI64 = 8;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Coefficients of the model (docs/PERFORMANCE.md "Memory estimate"; bench/compress/memory_bench.cc).
+constexpr double kOverhead = 300 * kMiB;        // process: code, LibTorch, allocator arenas, threads
+constexpr double kMicroBatchLive = 3;           // live intermediates of the widest kind per micro-batch
+constexpr double kGramWork = 3;                 // the largest Gram matrix again: float32 product,
+                                                // float64 copy, Cholesky / inverse working copies
+constexpr double kTextFactor = 4;               // text bytes -> text + decoded pieces + token ids
+constexpr double kEvalLogits = 5;               // logits, log-softmax, gather, allocator slack (one model)
+constexpr double kReferenceLogits = 10;         // two models' logits, log-softmaxes, exp, KL
+constexpr double kMeasureLogits = 12;           // measure: both models, local and accumulated passes
+constexpr double kActivationsLive = 4;          // live activations of the widest kind per batch
+// The calibration activations X and Y (N, L, d) float32 are replaced block after block, and the
+// allocator does not return every freed buffer at once (glibc's heap below its 32 MiB mmap
+// threshold, fragmentation above it): memory_bench measured the equivalent of 2 to 7.4 such
+// buffers resident at the peak, so 8 are counted.
+constexpr double kActivationCopies = 8;
+
+struct LinearShape {
+  Role role;
+  int64_t out = 0, in = 0;
+};
+
+std::vector<LinearShape> BlockLinears(const ModelConfig& c) {
+  PC_ASSERT(c.arch != nullptr, "config without an architecture");
+  const int64_t q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
+  std::vector<LinearShape> out;
+  for (const LinearSpec& s : c.arch->linears) {
+    LinearShape l{s.role};
+    switch (s.role) {
+      case Role::kQ: l.out = q; l.in = c.hidden; break;
+      case Role::kK: case Role::kV: l.out = kv; l.in = c.hidden; break;
+      case Role::kQKV: l.out = q + 2 * kv; l.in = c.hidden; break;
+      case Role::kO: l.out = c.hidden; l.in = q; break;
+      case Role::kGate: case Role::kUp: l.out = c.intermediate; l.in = c.hidden; break;
+      case Role::kDown: l.out = c.hidden; l.in = c.intermediate; break;
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+const LinearShape* FindRole(const std::vector<LinearShape>& ls, Role r) {
+  for (const auto& l : ls) {
+    if (l.role == r) return &l;
+  }
+  return nullptr;
+}
+
+// Which tensor feeds a linear: q/k/v (and fused qkv) share the attention input, gate/up the MLP
+// input; the engine accumulates one statistic per distinct input.
+int InputOf(Role r) {
+  switch (r) {
+    case Role::kQ: case Role::kK: case Role::kV: case Role::kQKV: return 0;
+    case Role::kO: return 1;
+    case Role::kGate: case Role::kUp: return 2;
+    case Role::kDown: return 3;
+  }
+  return 0;
+}
+
+double BlockLinearParams(const ModelConfig& c) {
+  double n = 0;
+  for (const auto& l : BlockLinears(c)) n += static_cast<double>(l.out) * (l.in + 1);  // with a bias
+  return n;
+}
+
+double BlockParams(const ModelConfig& c) { return BlockLinearParams(c) + 4.0 * c.hidden; }  // + two norms
+
+double TopParams(const ModelConfig& c) {
+  const ArchSpec& a = *c.arch;
+  double n = static_cast<double>(c.vocab_size) * c.embed_dim;
+  if (a.pos == PosKind::kLearned) n += static_cast<double>(c.max_pos + a.pos_offset) * c.hidden;
+  if (!c.tie_embeddings) n += static_cast<double>(c.vocab_size) * c.hidden;
+  if (c.embed_dim != c.hidden) n += 2.0 * c.embed_dim * c.hidden;
+  return n + 2.0 * c.hidden;
+}
+
+// Bytes per parameter resident for a model held in `compute` bytes loaded from `disk` bytes:
+// the compute copy, plus the checkpoint's pages when the dtypes differ (when they agree the
+// tensors are views of the mmap'd file).
+double ResidentPerParam(int compute, int disk) { return compute + (compute != disk ? disk : 0); }
+
+// The widest intermediate of a forward over `seq_len` tokens, per token: the MLP, the attention
+// scores of all heads, or q/k/v together.
+int64_t WidestPerToken(const ModelConfig& c, int64_t seq_len) {
+  return std::max({c.intermediate, c.heads * seq_len, 3 * c.hidden});
+}
+
+enum class Stats { kNone, kVectors, kAwq, kGramSequential, kGram, kOuter };
+
+Stats StatsOf(const std::string& method) {
+  if (method == "rtn" || method == "magnitude") return Stats::kNone;
+  if (method == "wanda") return Stats::kVectors;
+  if (method == "wanda-perp") return Stats::kOuter;
+  if (method == "awq" || method == "perp-awq") return Stats::kAwq;
+  if (method == "gptq") return Stats::kGramSequential;
+  return Stats::kGram;  // sparsegpt, and unknown methods: the largest kind
+}
+
+// AWQ (compress/awq_block.cc): the block's attention update, MLP update and MLP input
+// (tokens, d), and for every group measured on its members the members' full inputs plus one
+// output at a time (tokens, out).
+double AwqCapturedPerToken(const ModelConfig& c) {
+  const std::vector<LinearShape> ls = BlockLinears(c);
+  double per_token = 3.0 * c.hidden;
+  int64_t widest_out = 0;
+  for (const ScaleGroupSpec& g : c.arch->awq_groups) {
+    if (g.inspect != Inspect::kMembers) continue;
+    for (Role r : g.members) {
+      if (const LinearShape* l = FindRole(ls, r)) {
+        per_token += static_cast<double>(l->in);
+        widest_out = std::max(widest_out, l->out);
+      }
+    }
+  }
+  return per_token + static_cast<double>(widest_out);
+}
+
+// Σ in² over the distinct inputs of the linears in `roles`, and the largest in.
+std::pair<double, int64_t> GramOf(const std::vector<LinearShape>& ls, bool sequential) {
+  std::map<int, std::map<int, int64_t>> stage_inputs;  // stage -> input -> in
+  for (const auto& l : ls) {
+    const int input = InputOf(l.role);
+    stage_inputs[sequential ? input : 0][input] = l.in;
+  }
+  double worst = 0;
+  int64_t widest = 0;
+  for (const auto& [stage, inputs] : stage_inputs) {
+    double sum = 0;
+    for (const auto& [input, in] : inputs) {
+      sum += static_cast<double>(in) * in;
+      widest = std::max(widest, in);
+    }
+    worst = std::max(worst, sum);
+  }
+  return {worst, widest};
+}
+
+double Max(const MemoryEstimate& a, const MemoryEstimate& b, MemoryEstimate* out) {
+  *out = a.Total() >= b.Total() ? a : b;
+  return out->Total();
+}
+
+}  // namespace
+
+double MemoryEstimate::Total() const {
+  double t = 0;
+  for (const auto& term : terms) t += term.bytes;
+  return t;
+}
+
+void MemoryEstimate::Add(const std::string& name, double bytes) {
+  if (bytes <= 0) return;
+  for (auto& t : terms) {
+    if (t.name == name) {
+      t.bytes += bytes;
+      return;
+    }
+  }
+  terms.push_back({name, bytes});
+}
+
+std::string MemoryEstimate::Describe(size_t max_terms) const {
+  std::vector<MemoryTerm> sorted = terms;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+  std::vector<std::string> parts;
+  double rest = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i < max_terms) {
+      parts.push_back(sorted[i].name + " " + HumanBytes(sorted[i].bytes));
+    } else {
+      rest += sorted[i].bytes;
+    }
+  }
+  if (sorted.size() > max_terms) parts.push_back(Str(sorted.size() - max_terms, " more ", HumanBytes(rest)));
+  return Str("estimated peak ", HumanBytes(Total()), " (", Join(parts, ", "), ")");
+}
+
+int DiskWeightBytes(const ModelConfig& config) {
+  auto it = config.raw.find("torch_dtype");
+  if (it != config.raw.end() && it->is_string()) {
+    const std::string t = it->get<std::string>();
+    if (t == "bfloat16" || t == "float16" || t == "half") return 2;
+  }
+  return 4;
+}
+
+double ProcessOverheadBytes() { return kOverhead; }
+
+int64_t EstimatedMicroBatch(const ModelConfig& c, int64_t seq_len) {
+  const int64_t per_window = seq_len * WidestPerToken(c, seq_len) * 4 * 3;
+  return std::max<int64_t>(1, (256LL << 20) / std::max<int64_t>(1, per_window));
+}
+
+int64_t EstimatedEvalBatch(const ModelConfig& c, int64_t seq_len) {
+  const int64_t budget = 256LL << 20;
+  const int64_t per_window = seq_len * c.vocab_size * 4;
+  int64_t b = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_window));
+  return std::min<int64_t>(b, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, seq_len)));
+}
+
+std::vector<std::string> RecipeMethods(const RecipeSpec& recipe) {
+  std::vector<std::string> out{recipe.method.value};
+  for (const auto& o : recipe.overrides) {
+    if (o.method && std::find(out.begin(), out.end(), o.method->value) == out.end()) out.push_back(o.method->value);
+  }
+  return out;
+}
+
+CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeSpec& recipe, int64_t samples,
+                                        int64_t seq_len, const std::string& calib_source, const std::string& format,
+                                        int64_t micro_batch) {
+  CompressMemoryOptions o;
+  o.methods = RecipeMethods(recipe);
+  o.samples = samples > 0 ? samples : recipe.calibration.samples ? recipe.calibration.samples->value : 128;
+  o.seq_len = seq_len > 0                        ? seq_len
+              : recipe.calibration.seq_len ? recipe.calibration.seq_len->value
+                                           : std::min<int64_t>(512, std::max<int64_t>(1, config.max_pos));
+  o.disk_bytes = DiskWeightBytes(config);
+  o.self_calibration = StartsWith(calib_source, "self:");
+  if (o.self_calibration && samples <= 0) o.samples = ParseInt(calib_source.substr(5), "--calib self:N");
+  if (!o.self_calibration && fs::Exists(calib_source) && !fs::IsDirectory(calib_source)) {
+    o.calib_text_bytes = fs::FileSize(calib_source);
+  }
+  o.awq_gemm = format == "awq-gemm";
+  o.micro_batch = micro_batch;
+  return o;
+}
+
+MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOptions& o) {
+  PC_CHECK(o.samples > 0 && o.seq_len > 0, "memory estimate: calibration needs samples and tokens");
+  const double N = static_cast<double>(o.samples), L = static_cast<double>(o.seq_len), T = N * L;
+  const std::vector<LinearShape> ls = BlockLinears(c);
+  MemoryEstimate e;
+  e.what = "compress";
+  e.Add("process", kOverhead);
+  e.Add("embedding and head", TopParams(c) * ResidentPerParam(4, o.disk_bytes));
+  // One block: its float32 copy, its checkpoint pages, the engine's original and
+  // post-transform clones of every compressed linear.
+  e.Add("block weights", BlockParams(c) * ResidentPerParam(4, o.disk_bytes) + 2 * BlockLinearParams(c) * kF32);
+  e.Add("calibration activations", T * c.hidden * kF32 * kActivationCopies);
+  e.Add("calibration text", static_cast<double>(o.calib_text_bytes) * kTextFactor + T * kI64);
+  const int64_t mb = o.micro_batch > 0 ? o.micro_batch : EstimatedMicroBatch(c, o.seq_len);
+  e.Add("micro-batch intermediates",
+        static_cast<double>(std::min<int64_t>(mb, o.samples)) * L * WidestPerToken(c, o.seq_len) * kF32 * kMicroBatchLive);
+  double log_per_token = 0;
+  for (const auto& l : ls) log_per_token += 3.0 * l.in + l.out;  // inputs before/after transform, outputs
+  e.Add("logged-error captures",
+        static_cast<double>(std::min(o.log_windows, o.samples)) * L * log_per_token * kF32);
+  bool stats_pass = false;
+  for (const std::string& m : o.methods) {
+    const Stats kind = StatsOf(m);
+    stats_pass = stats_pass || (kind != Stats::kNone && kind != Stats::kAwq);
+    switch (kind) {
+      case Stats::kNone: break;
+      case Stats::kVectors: e.Add("input statistics", static_cast<double>(ls.size()) * c.intermediate * 2 * kF64); break;
+      case Stats::kAwq: e.Add("AWQ captured inputs", T * AwqCapturedPerToken(c) * kF32); break;
+      case Stats::kOuter: e.Add("wanda-perp accumulators", BlockLinearParams(c) * (kF64 + kF32)); break;
+      case Stats::kGram: case Stats::kGramSequential: {
+        auto [sum, widest] = GramOf(ls, StatsOf(m) == Stats::kGramSequential);
+        e.Add("Gram matrices", (sum + kGramWork * static_cast<double>(widest) * widest) * kF64);
+        break;
+      }
+    }
+  }
+  if (stats_pass) {
+    // The statistics forward over all windows (compress/engine.cc StatsHooks): each linear's
+    // micro-batch input kept and its square/product temporaries, and a second set of
+    // intermediates (the hooks keep tensors alive longer; measured by memory_bench).
+    double inputs = 0;
+    for (const auto& l : ls) inputs += static_cast<double>(l.in);
+    e.Add("statistics pass", static_cast<double>(std::min<int64_t>(mb, o.samples)) * L *
+                                 (2 * inputs + WidestPerToken(c, o.seq_len) * kMicroBatchLive) * kF32);
+  }
+  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c));
+  if (o.self_calibration) {
+    // Sampling runs before the engine with the whole model loaded (then freed).
+    MemoryEstimate s;
+    s.what = e.what;
+    s.Add("process", kOverhead);
+    s.Add("whole model for self-sampling", model_bytes * ResidentPerParam(4, o.disk_bytes));
+    s.Add("sampling logits", N * c.vocab_size * kF32 * kEvalLogits);
+    Max(e, s, &e);
+  }
+  if (o.awq_gemm) {
+    // The AutoAWQ export reads the compressed folder back whole and packs it.
+    MemoryEstimate x;
+    x.what = e.what;
+    x.Add("process", kOverhead);
+    x.Add("compressed model read back for awq-gemm", model_bytes * 4);
+    x.Add("awq-gemm packing", BlockParams(c) * 3 * kF32 + TopParams(c) * kF32);
+    Max(e, x, &e);
+  }
+  return e;
+}
+
+MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
+  PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: evaluation needs windows and tokens");
+  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : EstimatedEvalBatch(c, o.seq_len));
+  const double batch_tokens = static_cast<double>(b) * o.seq_len;
+  MemoryEstimate e;
+  e.what = "eval";
+  e.Add("process", kOverhead);
+  e.Add("model weights", model_bytes);
+  if (o.reference) e.Add("reference weights", model_bytes);
+  e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * (o.reference ? kReferenceLogits : kEvalLogits));
+  e.Add("activations of one batch",
+        batch_tokens * WidestPerToken(c, o.seq_len) * kF32 * kActivationsLive * (o.reference ? 2 : 1));
+  e.Add("per-token values", o.per_token ? static_cast<double>(o.windows) * o.seq_len * 4 * kF64 : 0);
+  e.Add("evaluation text", static_cast<double>(o.text_bytes) * kTextFactor + static_cast<double>(o.windows) * o.seq_len * kI64);
+  if (o.pair_tokens > 0) {
+    MemoryEstimate p = e;
+    p.terms.erase(std::remove_if(p.terms.begin(), p.terms.end(),
+                                 [](const MemoryTerm& t) { return t.name.find("one batch") != std::string::npos; }),
+                  p.terms.end());
+    p.Add("minimal-pair logits", static_cast<double>(o.pair_tokens) * c.vocab_size * kF32 * kEvalLogits);
+    p.Add("minimal-pair activations", static_cast<double>(o.pair_tokens) * WidestPerToken(c, 64) * kF32 * kActivationsLive);
+    Max(e, p, &e);
+  }
+  return e;
+}
+
+MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o) {
+  PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: measuring needs windows and tokens");
+  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : EstimatedEvalBatch(c, o.seq_len));
+  const double batch_tokens = static_cast<double>(b) * o.seq_len, tokens = static_cast<double>(o.windows) * o.seq_len;
+  const double entries = 2.0 * 2.0 * (2.0 * c.layers + 2);  // both kinds, both frames, two sites per layer + head
+  MemoryEstimate e;
+  e.what = "measure";
+  e.Add("process", kOverhead);
+  e.Add("reference and compressed weights", 2 * model_bytes);
+  e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * kMeasureLogits);
+  e.Add("activations of one batch", batch_tokens * WidestPerToken(c, o.seq_len) * kF32 * kActivationsLive * 2 +
+                                        batch_tokens * c.hidden * kF32 * 2 * (c.layers + 1));
+  e.Add("per-token statistics", tokens * entries * (o.per_token ? 41 : 12));
+  e.Add("evaluation text", static_cast<double>(o.text_bytes) * kTextFactor + tokens * kI64);
+  return e;
+}
+
+MemoryEstimate EstimateSweep(const ModelConfig& c, const std::vector<CompressMemoryOptions>& runs,
+                             const EvalMemoryOptions& eval) {
+  EvalMemoryOptions ev = eval;
+  const double reference = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(4, ev.disk_bytes);
+  ev.compute_bytes = 4;
+  MemoryEstimate best = EstimateMeasure(c, ev);
+  for (const auto& r : runs) {
+    MemoryEstimate m = EstimateCompress(c, r);
+    m.Add("reference model held by the sweep", reference);
+    Max(best, m, &best);
+  }
+  EvalMemoryOptions pairs = ev;
+  pairs.reference = false;
+  MemoryEstimate p = EstimateEval(c, pairs);
+  p.Add("reference model held by the sweep", reference);
+  Max(best, p, &best);
+  best.what = "sweep";
+  return best;
+}
+
+void CheckMemoryLimit(const MemoryEstimate& e, int64_t limit_bytes, const std::string& option,
+                      const std::string& hint) {
+  if (e.Total() <= static_cast<double>(limit_bytes)) return;
+  PC_THROW(e.Describe(), " exceeds ", option, " ", HumanBytes(static_cast<double>(limit_bytes)),
+           "; nothing was done", hint.empty() ? "" : "; " + hint);
+}
+
+}  // namespace pc::recipes
