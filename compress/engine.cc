@@ -153,6 +153,10 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
     const int64_t n = std::min(mb, N - s);
     x.narrow(0, s, n).copy_(model.Embed(calib.narrow(0, s, n), ctx0));
   }
+  if (options.release_embeddings) {
+    model.embed() = at::Tensor();
+    model.pos_embed() = at::Tensor();
+  }
 
   std::map<int, std::vector<const PlanEntry*>> by_layer;
   for (const auto& e : plan.entries) by_layer[e.layer].push_back(&e);

@@ -48,6 +48,9 @@ struct EngineOptions {
   // Called when block `layer` is final; the engine unloads it afterwards when the model has a
   // checkpoint (streaming output).
   std::function<void(int layer)> on_block_done;
+  // Free the token (and position) embeddings once the calibration windows are embedded: for
+  // streaming runs that wrote the top-level tensors before the engine started.
+  bool release_embeddings = false;
 };
 
 struct CompressResult {

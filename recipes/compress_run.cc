@@ -126,7 +126,14 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   SafetensorsWriter writer(staged.path(), model->TensorEntries(so, resolved.plan.AddsActivationScales()),
                            so.max_shard_bytes);
   model->ForEachTopTensor([&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
+  // Compression never runs the head, and the embedding only for the calibration inputs: free their
+  // copies now that they are written (docs/PERFORMANCE.md, "Compression memory").
+  if (!model->config().tie_embeddings) {
+    model->lm_head().weight = at::Tensor();
+    model->lm_head().bias = at::Tensor();
+  }
   EngineOptions eo;
+  eo.release_embeddings = true;
   eo.micro_batch = options.micro_batch;
   eo.on_block_done = [&](int layer) {
     model->ForEachBlockTensor(layer, [&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
