@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   // A fixed mmap threshold: glibc otherwise raises it to the size of the largest block freed (a
   // block's weights, a batch of activations), after which such buffers come from the heap and are
   // not returned, so the resident size of block-by-block work grew with every block (measured:
-  // docs/PERFORMANCE.md, "Compression memory"). Buffers of 256 KiB and more are mmap'd and unmapped.
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  // docs/PERFORMANCE.md, "Compression memory"). Buffers of 4 MiB and more are mmap'd and unmapped;
+  // 256 KiB made training and compression 2x slower (page faults of the many mid-sized buffers).
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     PrintUsage(argc < 2 ? stderr : stdout);
