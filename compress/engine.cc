@@ -120,17 +120,6 @@ double RelError(const at::Tensor& y_hat, const at::Tensor& y) {
   return den > 0 ? num / den : (num > 0 ? INFINITY : 0.0);
 }
 
-// Stages of true-sequential compression (GPTQ): q/k/v, then o, then gate/up, then down.
-int StageOf(Role r) {
-  switch (r) {
-    case Role::kQ: case Role::kK: case Role::kV: case Role::kQKV: return 0;
-    case Role::kO: return 1;
-    case Role::kGate: case Role::kUp: return 2;
-    case Role::kDown: return 3;
-  }
-  return 0;
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -217,7 +206,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
       std::map<int, std::vector<const PlanEntry*>> stages;
       for (const PlanEntry* e : todo) {
         bool seq = plan.methods[e->method]->TrueSequential();
-        stages[seq ? StageOf(e->role) : 0].push_back(e);
+        stages[seq ? InputIndex(e->role) : 0].push_back(e);
       }
       for (auto& [stage, entries] : stages) {
         std::map<int, StatsHooks::Target> targets;

@@ -122,6 +122,16 @@ const std::vector<ArchSpec>& Registry() {
 
 }  // namespace
 
+int InputIndex(Role r) {
+  switch (r) {
+    case Role::kQ: case Role::kK: case Role::kV: case Role::kQKV: return 0;
+    case Role::kO: return 1;
+    case Role::kGate: case Role::kUp: return 2;
+    case Role::kDown: return 3;
+  }
+  return 0;
+}
+
 const char* RoleName(Role r) {
   switch (r) {
     case Role::kQ: return "q";

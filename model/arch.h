@@ -21,6 +21,10 @@ enum class Act { kSilu, kGeluErf, kGeluTanh, kRelu };
 // Roles of a block's linear layers. kQKV only for fused layouts.
 enum class Role : int8_t { kQ, kK, kV, kQKV, kO, kGate, kUp, kDown };
 const char* RoleName(Role r);  // "q", "k", "v", "qkv", "o", "gate", "up", "down"
+// The tensor a linear reads, in block order: 0 the attention input (q, k, v, qkv), 1 the attention
+// context (o), 2 the MLP input (gate, up), 3 the MLP hidden state (down). Linears of one index share
+// their input; it is also the order of true-sequential compression.
+int InputIndex(Role r);
 const char* ActName(Act a);
 
 enum class BiasRule { kNone, kOptional, kRequired };

@@ -62,18 +62,6 @@ const LinearShape* FindRole(const std::vector<LinearShape>& ls, Role r) {
   return nullptr;
 }
 
-// Which tensor feeds a linear: q/k/v (and fused qkv) share the attention input, gate/up the MLP
-// input; the engine accumulates one statistic per distinct input.
-int InputOf(Role r) {
-  switch (r) {
-    case Role::kQ: case Role::kK: case Role::kV: case Role::kQKV: return 0;
-    case Role::kO: return 1;
-    case Role::kGate: case Role::kUp: return 2;
-    case Role::kDown: return 3;
-  }
-  return 0;
-}
-
 double BlockLinearParams(const ModelConfig& c) {
   double n = 0;
   for (const auto& l : BlockLinears(c)) n += static_cast<double>(l.out) * (l.in + 1);  // with a bias
@@ -136,7 +124,7 @@ double AwqCapturedPerToken(const ModelConfig& c) {
 std::pair<double, int64_t> GramOf(const std::vector<LinearShape>& ls, bool sequential) {
   std::map<int, std::map<int, int64_t>> stage_inputs;  // stage -> input -> in
   for (const auto& l : ls) {
-    const int input = InputOf(l.role);
+    const int input = InputIndex(l.role);
     stage_inputs[sequential ? input : 0][input] = l.in;
   }
   double worst = 0;
