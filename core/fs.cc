@@ -1,16 +1,19 @@
 #include "core/fs.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace pc::fs {
 namespace stdfs = std::filesystem;
@@ -169,10 +172,31 @@ void SwapIntoPlace(const std::string& temp, const std::string& final, bool overw
 }
 }  // namespace
 
+namespace {
+// Removes "<path>.tmp-<pid>-<n>[.old]" beside `path` whose process <pid> no longer runs: what a
+// killed command left. A live process's temporaries (another command writing the same output
+// now) are kept.
+void RemoveStaleTemporaries(const std::string& path) {
+  const std::string prefix = Basename(path) + ".tmp-";
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(Parent(path), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const size_t digits = name.find_first_not_of("0123456789", prefix.size());
+    if (digits == prefix.size() || digits == std::string::npos || name[digits] != '-') continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    log::Info("fs", "removing '", e.path().string(), "', left by an interrupted run (process ", pid, ")");
+    RemoveAll(e.path().string());
+  }
+}
+}  // namespace
+
 StagedDir::StagedDir(std::string final_path, bool overwrite, const std::string& what)
     : final_(std::move(final_path)), overwrite_(overwrite) {
   while (final_.size() > 1 && final_.back() == '/') final_.pop_back();
   CheckOutputPath(final_, overwrite_, what);
+  RemoveStaleTemporaries(final_);
   temp_ = TempNameBeside(final_);
   MakeDirs(temp_);
 }
@@ -191,6 +215,7 @@ void StagedDir::Commit() {
 StagedFile::StagedFile(std::string final_path, bool overwrite, const std::string& what)
     : final_(std::move(final_path)), overwrite_(overwrite) {
   CheckOutputPath(final_, overwrite_, what);
+  RemoveStaleTemporaries(final_);
   temp_ = TempNameBeside(final_);
 }
 

@@ -30,7 +30,8 @@ void CheckOutputPath(const std::string& path, bool overwrite, const std::string&
 
 // A folder written under a temporary name beside `final_path` and renamed into place by
 // Commit(). Without Commit() (an exception, a crash) the temporary folder is removed (or,
-// after a crash, left under its ".tmp-" name, never under the final name).
+// after a crash, left under its ".tmp-" name, never under the final name, and removed by the
+// next StagedDir or StagedFile for the same path once its process is gone).
 class StagedDir {
  public:
   StagedDir(std::string final_path, bool overwrite, const std::string& what = "--out");

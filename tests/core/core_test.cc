@@ -1,3 +1,6 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -106,6 +109,19 @@ TEST_CASE("staged outputs are renamed into place and refuse to overwrite", "[cor
     staged.Commit();
   }
   CHECK(pc::fs::ReadFile(out + "/f") == "3");
+  // Temporaries of a process that is gone are removed; a live process's, and other names, are kept.
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string dead = out + ".tmp-" + std::to_string(gone) + "-0", live = out + ".tmp-" + std::to_string(::getpid()) + "-99";
+  for (const std::string& d : {dead, dead + ".old", live, out + ".tmp-x-1"}) pc::fs::MakeDirs(d);
+  {
+    pc::fs::StagedDir staged(out, true);
+    CHECK_FALSE(pc::fs::Exists(dead));
+    CHECK_FALSE(pc::fs::Exists(dead + ".old"));
+    CHECK(pc::fs::Exists(live));
+    CHECK(pc::fs::Exists(out + ".tmp-x-1"));
+  }
   pc::fs::WriteFileAtomic(dir + "/file", "abc");
   CHECK(pc::fs::ReadFile(dir + "/file") == "abc");
   CHECK(pc::fs::IsInside(dir, dir + "/out/f"));

@@ -120,6 +120,7 @@ TEST_CASE("compress: SIGKILL at any point leaves earlier outputs intact, and a r
       CHECK(pc::Sha256File(out + "/model.safetensors") == clean_weights);
       CHECK(stdfs::exists(out + "/compress.h5"));
       CHECK(Digest(earlier) == earlier_digest);
+      CHECK(!AnyEntry(dir, "out-" + point + ".tmp-"));  // the rerun removed the killed run's temporary
     }
   }
 
