@@ -64,6 +64,7 @@ class Awq final : public Method {
 
   bool AddsActivationScales() const override { return true; }
 
+  bool TransformsBlock() const override { return true; }
   void TransformBlock(BlockScope& scope) override {
     out_scales_.clear();  // the previous block's linears are all compressed and logged
     awq::TransformAwqBlock(scope, options_, name(), &notes_);

@@ -1,12 +1,15 @@
 #include "compress/engine.h"
 
 #include <chrono>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "model/sizes.h"
 
 namespace pc {
 
@@ -23,16 +26,12 @@ int Plan::Compressed() const {
   return n;
 }
 
-int64_t DefaultMicroBatch(const Model& model, int64_t seq_len) {
-  const ModelConfig& c = model.config();
-  const int64_t widest = std::max({c.intermediate, c.heads * seq_len, 3 * c.hidden});
-  const int64_t per_window = seq_len * widest * 4 * 3;  // a few live intermediates of the widest kind
-  return std::max<int64_t>(1, (256LL << 20) / std::max<int64_t>(1, per_window));
-}
+int64_t DefaultMicroBatch(const Model& model, int64_t seq_len) { return DefaultMicroBatch(model.config(), seq_len); }
 
-at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch, ForwardHooks* hooks) {
+at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch, ForwardHooks* hooks,
+                           at::Tensor out) {
   const int64_t N = x.size(0), L = x.size(1);
-  at::Tensor out = at::empty_like(x);
+  if (!out.defined()) out = at::empty_like(x);
   ForwardContext ctx = model.MakeContext(L, 0, hooks);
   for (int64_t s = 0; s < N; s += micro_batch) {
     const int64_t n = std::min(micro_batch, N - s);
@@ -94,30 +93,79 @@ class StatsHooks : public ForwardHooks {
   std::map<int, at::Tensor> last_input_;
 };
 
-// Captures the inputs of chosen linears: (n, in) float32, concatenated over micro-batches.
+// Captures the inputs of the logged linears on the logging windows: (n, in) float32 per input
+// tensor, concatenated over micro-batches. Linears that read the same tensor (InputIndex: q, k, v;
+// gate, up) share one capture, taken at the first of them.
 class CaptureHooks : public ForwardHooks {
  public:
-  explicit CaptureHooks(std::set<int> wanted) : wanted_(std::move(wanted)) {}
+  // linear index -> InputIndex of its role, for every logged linear
+  explicit CaptureHooks(const std::map<int, int>& input_of) : input_of_(input_of) {
+    for (const auto& [index, input] : input_of_) first_.emplace(input, index);  // lowest index per input
+  }
   bool Wants(SiteKind k) const override { return k == SiteKind::kLinearInput; }
   at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor&) override {
-    if (wanted_.count(site.index)) parts_[site.index].push_back(x.reshape({-1, x.size(-1)}).to(at::kFloat));
+    auto it = input_of_.find(site.index);
+    if (it != input_of_.end() && first_.at(it->second) == site.index) {
+      parts_[it->second].push_back(x.reshape({-1, x.size(-1)}).to(at::kFloat));
+    }
     return x;
   }
-  at::Tensor Get(int index) const {
-    auto it = parts_.find(index);
+  // The captured input of linear `index` (n, in); the parts are joined once, not copied per call.
+  at::Tensor Get(int index) {
+    auto it = parts_.find(input_of_.at(index));
     PC_ASSERT(it != parts_.end(), "no captured input for linear ", index);
-    return at::cat(it->second, 0);
+    std::vector<at::Tensor>& parts = it->second;
+    if (parts.size() > 1) parts = {at::cat(parts, 0)};
+    return parts.front();
   }
 
  private:
-  std::set<int> wanted_;
-  std::map<int, std::vector<at::Tensor>> parts_;
+  std::map<int, int> input_of_;
+  std::map<int, int> first_;                     // input index -> linear index captured
+  std::map<int, std::vector<at::Tensor>> parts_;  // input index -> micro-batches
 };
 
-double RelError(const at::Tensor& y_hat, const at::Tensor& y) {
-  double den = y.to(at::kDouble).pow(2).sum().item<double>();
-  double num = (y_hat.to(at::kDouble) - y.to(at::kDouble)).pow(2).sum().item<double>();
-  return den > 0 ? num / den : (num > 0 ? INFINITY : 0.0);
+// A linear's weight and bias as they were at some point (model dtype).
+struct LinearCopy {
+  at::Tensor weight, bias;
+  explicit LinearCopy(const Linear& l) : weight(l.weight.clone()), bias(l.bias.defined() ? l.bias.clone() : at::Tensor()) {}
+  LinearCopy(at::Tensor w, at::Tensor b) : weight(std::move(w)), bias(std::move(b)) {}
+};
+
+constexpr int64_t kLogRows = 512;  // rows per chunk: float64 temporaries stay a few MB
+
+at::Tensor F32(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : at::Tensor(); }
+
+double Ratio(double num, double den) { return den > 0 ? num / den : (num > 0 ? INFINITY : 0.0); }
+
+// ‖(x̂ ŵᵀ + b̂) − s ⊙ (x wᵀ + b)‖² / ‖s ⊙ (x wᵀ + b)‖² over the rows of x̂, x (n, in); s (out,) or
+// undefined (1). Computed in row chunks, so the outputs are never held whole.
+double RelOutputError(const at::Tensor& x_hat, const LinearCopy& hat, const at::Tensor& x, const LinearCopy& ref,
+                      const at::Tensor& out_scale) {
+  const at::Tensor w_hat = F32(hat.weight), b_hat = F32(hat.bias), w = F32(ref.weight), b = F32(ref.bias);
+  const at::Tensor s = out_scale.defined() ? F32(out_scale).unsqueeze(0) : at::Tensor();  // (1, out)
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < x.size(0); r += kLogRows) {
+    const int64_t k = std::min(kLogRows, x.size(0) - r);
+    at::Tensor y = at::linear(x.narrow(0, r, k), w, b);  // (k, out)
+    if (s.defined()) y = y * s;
+    at::Tensor y64 = y.to(at::kDouble);
+    num += (at::linear(x_hat.narrow(0, r, k), w_hat, b_hat).to(at::kDouble) - y64).pow(2).sum().item<double>();
+    den += y64.pow(2).sum().item<double>();
+  }
+  return Ratio(num, den);
+}
+
+// ‖ŵ − w‖ / ‖w‖ in float64, in row chunks.
+double RelWeightError(const at::Tensor& w_hat, const at::Tensor& w) {
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < w.size(0); r += kLogRows) {
+    const int64_t k = std::min(kLogRows, w.size(0) - r);
+    at::Tensor w64 = w.narrow(0, r, k).to(at::kDouble);
+    num += (w_hat.narrow(0, r, k).to(at::kDouble) - w64).pow(2).sum().item<double>();
+    den += w64.pow(2).sum().item<double>();
+  }
+  return den > 0 ? std::sqrt(num / den) : 0.0;
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -145,6 +193,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
   if (options.release_embeddings) {
     model.embed() = at::Tensor();
     model.pos_embed() = at::Tensor();
+    if (model.config().tie_embeddings) model.lm_head().weight = at::Tensor();  // the same storage
   }
 
   std::map<int, std::vector<const PlanEntry*>> by_layer;
@@ -173,35 +222,37 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
         todo.push_back(e);
       }
     }
-    at::Tensor y_orig;
+    at::Tensor y_orig;  // (N, L, d) the original block's outputs, when those feed the next block
     if (!plan.propagate_compressed || todo.empty()) y_orig = RunBlockBatched(model, layer, x, mb);
     if (!todo.empty()) {
-      // Original inputs and outputs of every planned linear on the logging windows.
-      std::set<int> planned;
-      for (const PlanEntry* e : todo) planned.insert(e->index);
-      CaptureHooks pre(planned);
+      // The log compares every compressed linear with the original on the logging windows: the
+      // original inputs, and the weights as they were before any transform.
+      std::map<int, int> input_of;  // linear index -> InputIndex
+      for (const PlanEntry* e : todo) input_of[e->index] = InputIndex(e->role);
+      CaptureHooks pre(input_of);
       RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &pre);
-      std::map<int, at::Tensor> x_pre, w_orig, y_pre;
-      for (int i : planned) {
-        x_pre[i] = pre.Get(i);
-        w_orig[i] = block.linears[i].weight.clone();
-        y_pre[i] = at::linear(x_pre[i], block.linears[i].weight.to(at::kFloat),
-                              block.linears[i].bias.defined() ? block.linears[i].bias.to(at::kFloat) : at::Tensor());
-      }
-      // Block transforms (AWQ).
+      // Block transforms (AWQ). Only then do the inputs and weights the methods start from differ
+      // from the original ones, and are both kept.
       std::map<int, std::vector<int>> members;  // method -> linear indices
       for (const PlanEntry* e : todo) members[e->method].push_back(e->index);
-      auto t_transform = std::chrono::steady_clock::now();
-      for (auto& [m, idx] : members) {
-        BlockScope scope{model, layer, x, idx, mb, &result.records};
-        plan.methods[m]->TransformBlock(scope);
+      bool transforms = false;
+      for (const auto& [m, idx] : members) transforms = transforms || plan.methods[m]->TransformsBlock();
+      std::map<int, LinearCopy> original;  // linear index -> before the transform
+      std::optional<CaptureHooks> post;    // inputs after the transform
+      double transform_s = 0;
+      if (transforms) {
+        for (const auto& [index, input] : input_of) original.emplace(index, LinearCopy(block.linears[index]));
+        auto t_transform = std::chrono::steady_clock::now();
+        for (auto& [m, idx] : members) {
+          if (!plan.methods[m]->TransformsBlock()) continue;
+          BlockScope scope{model, layer, x, idx, mb, &result.records};
+          plan.methods[m]->TransformBlock(scope);
+        }
+        transform_s = Seconds(t_transform);
+        post.emplace(input_of);
+        RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &*post);
       }
-      double transform_s = Seconds(t_transform);
-      // Inputs after the transform, before any linear is compressed (same windows).
-      CaptureHooks post(planned);
-      RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &post);
-      std::map<int, at::Tensor> w_mid;
-      for (int i : planned) w_mid[i] = block.linears[i].weight.clone();
+      CaptureHooks& x_mid = transforms ? *post : pre;
       // Stages: one, or four when a method is true-sequential.
       std::map<int, std::vector<const PlanEntry*>> stages;
       for (const PlanEntry* e : todo) {
@@ -229,7 +280,8 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           }
         }
         for (const PlanEntry* e : entries) {
-          Linear& lin = block.linears[e->index];
+          const int i = e->index;
+          Linear& lin = block.linears[i];
           Method& m = *plan.methods[e->method];
           Record rec;
           rec.kind = "linear";
@@ -240,35 +292,34 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           rec.text["params"] = m.params().Describe();
           rec.values["out_features"] = lin.out_features();
           rec.values["in_features"] = lin.in_features();
+          const LinearCopy start(lin);  // what the method compresses (after any transform)
           auto t0 = std::chrono::steady_clock::now();
-          m.CompressLinear(lin, *hooks.targets()[e->index].stats, rec);
+          m.CompressLinear(lin, *hooks.targets()[i].stats, rec);
           rec.values["seconds"] = Seconds(t0) + transform_s / static_cast<double>(todo.size());
           PC_CHECK(at::isfinite(lin.weight).all().item<bool>(), "compress: ", m.Describe(), " produced non-finite ",
                    "weights for '", e->name, "'");
-          // Logged errors on the logging windows.
-          const int i = e->index;
-          at::Tensor bias = lin.bias.defined() ? lin.bias.to(at::kFloat) : at::Tensor();
-          at::Tensor y_hat = at::linear(post.Get(i), lin.weight.to(at::kFloat), bias);
-          at::Tensor out_scale = m.OutputScale(lin);  // (out,) or undefined
-          rec.values["err_after"] =
-              RelError(y_hat, out_scale.defined() ? y_pre[i] * out_scale.to(at::kFloat).unsqueeze(0) : y_pre[i]);
-          at::Tensor naive = m.NaiveWeight(w_orig[i]);
+          // Logged errors on the logging windows, one linear at a time.
+          auto orig_it = original.find(i);
+          const LinearCopy& orig = orig_it != original.end() ? orig_it->second : start;
+          const LinearCopy now(lin.weight, lin.bias);
+          rec.values["err_after"] = RelOutputError(x_mid.Get(i), now, pre.Get(i), orig, m.OutputScale(lin));
+          at::Tensor naive = m.NaiveWeight(orig.weight);
           if (naive.defined()) {
-            rec.values["err_before"] =
-                RelError(at::linear(x_pre[i], naive.to(at::kFloat),
-                                    block.linears[i].bias.defined() ? block.linears[i].bias.to(at::kFloat) : at::Tensor()),
-                         y_pre[i]);
+            rec.values["err_before"] = RelOutputError(pre.Get(i), LinearCopy(naive, orig.bias), pre.Get(i), orig, at::Tensor());
           }
-          at::Tensor dw = (lin.weight.to(at::kDouble) - w_mid[i].to(at::kDouble));
-          double wn = w_mid[i].to(at::kDouble).norm().item<double>();
-          rec.values["weight_rel_err"] = wn > 0 ? dw.norm().item<double>() / wn : 0.0;
-          rec.values["sparsity"] = (lin.weight == 0).to(at::kDouble).mean().item<double>();
-          rec.values["log_tokens"] = static_cast<double>(x_pre[i].size(0));
+          rec.values["weight_rel_err"] = RelWeightError(lin.weight, start.weight);
+          rec.values["sparsity"] =
+              static_cast<double>((lin.weight == 0).sum().item<int64_t>()) / static_cast<double>(lin.weight.numel());
+          rec.values["log_tokens"] = static_cast<double>(pre.Get(i).size(0));
           result.records.push_back(std::move(rec));
+          if (orig_it != original.end()) original.erase(orig_it);
         }
       }
     }
-    at::Tensor next = plan.propagate_compressed && !todo.empty() ? RunBlockBatched(model, layer, x, mb) : y_orig;
+    at::Tensor next = y_orig;
+    if (!y_orig.defined()) {  // the compressed block's outputs replace its inputs, window by window
+      next = RunBlockBatched(model, layer, x, mb, nullptr, x);
+    }
     if (options.on_block_done) options.on_block_done(layer);
     if (model.HasCheckpoint()) model.UnloadBlock(layer);
     x = next;

@@ -7,8 +7,11 @@
 //        ├─► statistics of every compressed linear's input (per stage when true-sequential)
 //        ├─► CompressLinear() for each planned linear, in place
 //        └─► X_{i+1} = Y_i (AWQ's convention) or the compressed block's outputs (Wanda/GPTQ)
-// Peak memory: the embedding and the head, one block, X and Y, one micro-batch of
-// intermediates; blocks come from the mmap'd checkpoint and are released once written out.
+// Peak memory: one block, X and Y, one micro-batch of intermediates (~64 MB), the inputs of the
+// compressed linears on the logging windows, and a copy of the linear being compressed (of every
+// compressed linear when a method transforms the block). Blocks come from the mmap'd checkpoint
+// and are released once written out; the embedding is freed once the windows are embedded
+// (release_embeddings). Measured in docs/PERFORMANCE.md, "Compression memory".
 #pragma once
 
 #include <ATen/ATen.h>
@@ -48,8 +51,9 @@ struct EngineOptions {
   // Called when block `layer` is final; the engine unloads it afterwards when the model has a
   // checkpoint (streaming output).
   std::function<void(int layer)> on_block_done;
-  // Free the token (and position) embeddings once the calibration windows are embedded: for
-  // streaming runs that wrote the top-level tensors before the engine started.
+  // Free the token (and position) embeddings, and a head tied to them, once the calibration
+  // windows are embedded: for streaming runs that wrote the top-level tensors before the engine
+  // started.
   bool release_embeddings = false;
 };
 
@@ -61,8 +65,10 @@ struct CompressResult {
 int64_t DefaultMicroBatch(const Model& model, int64_t seq_len);
 CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_tokens, const EngineOptions& options);
 
-// Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d).
+// Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d), written into `out` when
+// given. `out` may be x itself: windows are independent, and each micro-batch's outputs are
+// written only after its forward.
 at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch,
-                           ForwardHooks* hooks = nullptr);
+                           ForwardHooks* hooks = nullptr, at::Tensor out = at::Tensor());
 
 }  // namespace pc

@@ -2,8 +2,8 @@
 // statistics the engine collects for it.
 //
 // The engine (compress/engine.h) walks the model block by block. For each block it:
-//   1. asks every method instance in the plan to TransformBlock() (AWQ: scale search,
-//      folding, clipping; most methods: nothing);
+//   1. asks every method instance that TransformsBlock() to TransformBlock() (AWQ: scale
+//      search, folding, clipping; most methods have none);
 //   2. runs the block on the calibration windows collecting, for every linear a method
 //      will compress, the input statistics the method asked for (stats());
 //   3. calls CompressLinear() for each such linear, which changes the weight in place.
@@ -79,7 +79,10 @@ class Method {
   virtual bool TrueSequential() const { return false; }
   // AWQ writes act(x)/s into the checkpoint for activation scale groups.
   virtual bool AddsActivationScales() const { return false; }
-  // Block-level transform before statistics are collected (default: none).
+  // Block-level transform before statistics are collected (AWQ: scales, folding, clipping). The
+  // engine calls TransformBlock() only for methods whose TransformsBlock() is true; it then keeps
+  // the block's original weights and inputs for the log, which a method without one does not pay.
+  virtual bool TransformsBlock() const { return false; }
   virtual void TransformBlock(BlockScope& scope) {}
   // Compresses `linear` in place; values go into `record` (e.g. "sparsity", "alpha").
   virtual void CompressLinear(Linear& linear, const InputStats& stats, Record& record) = 0;

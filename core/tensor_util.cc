@@ -32,9 +32,14 @@ std::string ShapeString(at::IntArrayRef shape) {
 
 int64_t FirstNonFinite(const at::Tensor& t) {
   if (!t.defined() || t.numel() == 0 || !at::isFloatingType(t.scalar_type())) return -1;
-  at::Tensor bad = at::logical_not(at::isfinite(t.reshape({-1})));
-  if (!bad.any().item<bool>()) return -1;
-  return bad.nonzero().index({0, 0}).item<int64_t>();
+  // In pieces, so the boolean temporaries stay small for an embedding-sized tensor.
+  constexpr int64_t kPiece = 1 << 22;
+  const at::Tensor flat = t.reshape({-1});
+  for (int64_t pos = 0; pos < flat.numel(); pos += kPiece) {
+    at::Tensor bad = at::logical_not(at::isfinite(flat.narrow(0, pos, std::min(kPiece, flat.numel() - pos))));
+    if (bad.any().item<bool>()) return pos + bad.nonzero().index({0, 0}).item<int64_t>();
+  }
+  return -1;
 }
 
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b) {

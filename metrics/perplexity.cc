@@ -4,16 +4,11 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "model/sizes.h"
 
 namespace pc {
 
-int64_t DefaultEvalBatch(const Model& model, int64_t seq_len) {
-  const int64_t budget = 256LL << 20;  // bytes of float32 logits per batch
-  int64_t per_window = seq_len * model.config().vocab_size * 4;
-  int64_t b = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_window));
-  b = std::min<int64_t>(b, std::max<int64_t>(1, 8192 / seq_len));  // and at most ~8k tokens of activations
-  return b;
-}
+int64_t DefaultEvalBatch(const Model& model, int64_t seq_len) { return DefaultEvalBatch(model.config(), seq_len); }
 
 at::Tensor NextTokenNll(const at::Tensor& logits, const at::Tensor& tokens) {
   const int64_t T = tokens.size(1);

@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/tensor_util.h"
+#include "model/sizes.h"
 
 namespace pc {
 
@@ -82,7 +83,7 @@ at::Tensor Model::Fetch(const Getter& get, const std::string& name, std::vector<
   return t.to(dtype_).contiguous();
 }
 
-void Model::LoadTop(const Getter& get) {
+void Model::LoadTop(const Getter& get, bool head) {
   const ModelConfig& c = config_;
   const ArchSpec& a = arch();
   embed_ = Fetch(get, a.embed, {c.vocab_size, c.embed_dim}, true, false);
@@ -105,9 +106,19 @@ void Model::LoadTop(const Getter& get) {
   lm_head_.role = Role::kUp;
   if (c.tie_embeddings) {
     lm_head_.weight = embed_;  // shares storage
-  } else {
-    lm_head_.weight = Fetch(get, head_name, {c.vocab_size, c.embed_dim}, true, false);
+  } else if (head) {
+    LoadHeadFrom(get);
   }
+}
+
+void Model::LoadHeadFrom(const Getter& get) {
+  if (config_.tie_embeddings || lm_head_.weight.defined()) return;
+  lm_head_.weight = Fetch(get, arch().lm_head, {config_.vocab_size, config_.embed_dim}, true, false);
+}
+
+void Model::LoadHead() {
+  PC_ASSERT(ckpt_ != nullptr || lm_head_.weight.defined(), "LoadHead needs a checkpoint");
+  LoadHeadFrom(CheckpointGetter());
 }
 
 void Model::LoadBlockFrom(int layer, const Getter& get) {
@@ -116,22 +127,12 @@ void Model::LoadBlockFrom(int layer, const Getter& get) {
   Block& b = blocks_[layer];
   b.linears.clear();
   std::fill(std::begin(b.index_of), std::end(b.index_of), -1);
-  const int64_t d = c.hidden, q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
+  const int64_t d = c.hidden;
   for (const LinearSpec& spec : a.linears) {
-    std::vector<int64_t> shape;
-    switch (spec.role) {
-      case Role::kQ: shape = {q_out, d}; break;
-      case Role::kK:
-      case Role::kV: shape = {kv_out, d}; break;
-      case Role::kQKV:
-        PC_CHECK(c.kv_heads == c.heads, c.where, ": fused q/k/v requires as many key/value heads as heads");
-        shape = {3 * q_out, d};
-        break;
-      case Role::kO: shape = {d, q_out}; break;
-      case Role::kGate:
-      case Role::kUp: shape = {c.intermediate, d}; break;
-      case Role::kDown: shape = {d, c.intermediate}; break;
-    }
+    PC_CHECK(spec.role != Role::kQKV || c.kv_heads == c.heads, c.where,
+             ": fused q/k/v requires as many key/value heads as heads");
+    const LinearDims dims = BlockLinearDims(c, spec.role);
+    const std::vector<int64_t> shape{dims.out, dims.in};
     Linear lin;
     lin.name = ExpandName(spec.name, layer);
     lin.role = spec.role;
@@ -161,7 +162,7 @@ Model::Getter Model::CheckpointGetter() const {
       PC_CHECK(!required, "'", ck->dir(), "': missing tensor '", name, "'");
       return at::Tensor();
     }
-    return ck->LoadRaw(name);
+    return ck->LoadRaw(name);  // a copy; its mapped pages are dropped as they are copied
   };
 }
 
@@ -174,7 +175,7 @@ std::unique_ptr<Model> Model::Load(const std::string& dir, const LoadOptions& op
   m->ckpt_ = Checkpoint::Open(dir);
   m->InitFromConfig();
   Getter get = m->CheckpointGetter();
-  m->LoadTop(get);
+  m->LoadTop(get, options.load_head);
   if (options.load_blocks) {
     for (int l = 0; l < m->num_layers(); ++l) m->LoadBlockFrom(l, get);
     // Tensors nobody asked for: warn (a new architecture variant would otherwise be silently wrong).
@@ -211,7 +212,7 @@ std::unique_ptr<Model> Model::FromTensors(ModelConfig config, const std::map<std
     }
     return it->second;
   };
-  m->LoadTop(get);
+  m->LoadTop(get, true);
   for (int l = 0; l < m->num_layers(); ++l) m->LoadBlockFrom(l, get);
   return m;
 }
@@ -235,12 +236,6 @@ void Model::LoadBlock(int layer) {
 void Model::UnloadBlock(int layer) {
   Block& b = block(layer);
   if (!b.loaded) return;
-  if (ckpt_ != nullptr) {
-    for (const auto& lin : b.linears) {
-      ckpt_->Release(lin.name + ".weight");
-      ckpt_->Release(lin.name + ".bias");
-    }
-  }
   Block empty;
   empty.layer = layer;
   b = std::move(empty);
@@ -291,16 +286,11 @@ int64_t Model::ParameterCount() const {
   if (project_in_.weight.defined()) n += project_in_.weight.numel() + project_out_.weight.numel();
   if (final_norm_.weight.defined()) n += final_norm_.weight.numel() * (final_norm_.bias.defined() ? 2 : 1);
   if (!c.tie_embeddings) n += c.vocab_size * c.embed_dim;
-  const int64_t d = c.hidden, q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
+  const int64_t d = c.hidden;
   int64_t per_block = 0;
   for (const auto& spec : arch().linears) {
-    switch (spec.role) {
-      case Role::kQ: per_block += q * d; break;
-      case Role::kK: case Role::kV: per_block += kv * d; break;
-      case Role::kQKV: per_block += 3 * q * d; break;
-      case Role::kO: per_block += d * q; break;
-      default: per_block += c.intermediate * d; break;
-    }
+    const LinearDims dims = BlockLinearDims(c, spec.role);
+    per_block += dims.out * dims.in;
   }
   per_block += (arch().norm == NormKind::kLayerNorm ? 4 : 2) * d;
   n += per_block * c.layers;
@@ -633,7 +623,11 @@ std::vector<SafetensorsWriter::Entry> Model::TensorEntries(const SaveOptions& op
     add_tensor(final_norm_.name + ".bias", final_norm_.bias, false);
   }
   if (!config_.tie_embeddings) {
-    add_tensor(a.lm_head, lm_head_.weight, false);
+    if (lm_head_.weight.defined()) {
+      add_tensor(a.lm_head, lm_head_.weight, false);
+    } else {  // still in the checkpoint (LoadOptions::load_head)
+      add(a.lm_head, {config_.vocab_size, config_.embed_dim});
+    }
     add_tensor(lm_head_.name + ".bias", lm_head_.bias, false);
   }
   for (int l = 0; l < num_layers(); ++l) {

@@ -115,6 +115,7 @@ struct LoadOptions {
   at::ScalarType dtype = at::kFloat;  // compute dtype
   bool load_blocks = true;            // false: blocks are loaded by LoadBlock() (compress engine)
   bool check_finite = true;           // NaN/Inf in a weight is refused
+  bool load_head = true;              // false: an untied head stays in the checkpoint until LoadHead()
 };
 
 struct SaveOptions {
@@ -141,7 +142,8 @@ class Model {
   Block& block(int layer);
   const Block& block(int layer) const;
   void LoadBlock(int layer);    // from the checkpoint (no-op when loaded)
-  void UnloadBlock(int layer);  // frees its tensors and the checkpoint pages
+  void UnloadBlock(int layer);  // frees its tensors (the checkpoint pages went when they were copied)
+  void LoadHead();              // an untied head not loaded by Load (LoadOptions::load_head)
   bool HasCheckpoint() const { return ckpt_ != nullptr; }
 
   at::Tensor& embed() { return embed_; }            // (vocab, embed_dim)
@@ -194,7 +196,8 @@ class Model {
   using Getter = std::function<at::Tensor(const std::string& name, bool required)>;
   Model() = default;
   void InitFromConfig();
-  void LoadTop(const Getter& get);
+  void LoadTop(const Getter& get, bool head);
+  void LoadHeadFrom(const Getter& get);
   void LoadBlockFrom(int layer, const Getter& get);
   Getter CheckpointGetter() const;
   at::Tensor Attention(int layer, const at::Tensor& x, ForwardContext& ctx);

@@ -88,14 +88,21 @@ const StTensorInfo* SafetensorsFile::Find(const std::string& name) const {
 
 at::Tensor SafetensorsFile::Load(const StTensorInfo& info) const {
   at::Tensor t = at::empty(info.shape, at::TensorOptions().dtype(ToScalarType(info.dtype)));
-  if (info.end > info.begin) std::memcpy(t.data_ptr(), map_ + data_offset_ + info.begin, info.end - info.begin);
+  // Copied in pieces, each piece's pages dropped behind the copy: a tensor is never resident
+  // twice (mapped and copied) beyond one piece.
+  constexpr uint64_t kPiece = 16ULL << 20;
+  auto* dst = static_cast<uint8_t*>(t.data_ptr());
+  for (uint64_t pos = info.begin; pos < info.end; pos += kPiece) {
+    const uint64_t end = std::min(info.end, pos + kPiece);
+    std::memcpy(dst + (pos - info.begin), map_ + data_offset_ + pos, end - pos);
+    DropPages(data_offset_ + pos, data_offset_ + end);
+  }
   return t;
 }
 
-void SafetensorsFile::Release(const StTensorInfo& info) const {
+void SafetensorsFile::DropPages(uint64_t begin, uint64_t end) const {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  uint64_t begin = data_offset_ + info.begin, end = data_offset_ + info.end;
-  begin = (begin + page - 1) / page * page;  // whole pages inside the tensor only
+  begin = (begin + page - 1) / page * page;  // whole pages inside the range only
   end = end / page * page;
   if (end > begin) ::madvise(map_ + begin, end - begin, MADV_DONTNEED);
 }
@@ -163,11 +170,6 @@ at::Tensor Checkpoint::LoadRaw(const std::string& name) const {
 at::Tensor Checkpoint::Load(const std::string& name, at::ScalarType dtype) const {
   at::Tensor raw = LoadRaw(name);
   return raw.scalar_type() == dtype ? raw : raw.to(dtype);
-}
-
-void Checkpoint::Release(const std::string& name) const {
-  auto it = where_.find(name);
-  if (it != where_.end()) files_[it->second.first]->Release(*it->second.second);
 }
 
 std::vector<std::string> Checkpoint::Names() const {

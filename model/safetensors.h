@@ -33,15 +33,15 @@ class SafetensorsFile {
   const std::vector<StTensorInfo>& tensors() const { return tensors_; }
   const StTensorInfo* Find(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  // The tensor's bytes as a tensor of its own dtype (a copy, owned).
+  // The tensor's bytes as a tensor of its own dtype (a copy, owned). The mapped pages are dropped
+  // from this process as they are copied (they stay in the page cache), so peak memory follows
+  // what is in use, not what was read.
   at::Tensor Load(const StTensorInfo& info) const;
-  // Drops the pages of a tensor from this process (after it was copied), so that peak
-  // memory follows what is in use, not what was read.
-  void Release(const StTensorInfo& info) const;
   uint64_t data_size() const { return data_size_; }
 
  private:
   SafetensorsFile() = default;
+  void DropPages(uint64_t begin, uint64_t end) const;  // file offsets
   std::string path_;
   int fd_ = -1;
   uint8_t* map_ = nullptr;
@@ -63,7 +63,6 @@ class Checkpoint {
   // Copy of the tensor converted to `dtype` (contiguous, owned).
   at::Tensor Load(const std::string& name, at::ScalarType dtype) const;
   at::Tensor LoadRaw(const std::string& name) const;  // on-disk dtype
-  void Release(const std::string& name) const;
   std::vector<std::string> Names() const;
   uint64_t TotalBytes() const;
   std::vector<std::string> Files() const;

@@ -98,6 +98,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
            "' is not supported (supported: hf, awq-gemm)");
   LoadOptions lo;
   lo.load_blocks = false;  // blocks stream from the mmap'd checkpoint
+  lo.load_head = false;    // and the head is copied across last
   auto model = Model::Load(options.model_dir, lo);
   ResolvedRecipe resolved = ResolvePlan(recipe, *model, MethodRegistry::Builtins());
   if (options.format == "awq-gemm") CheckAwqGemm(*model, resolved.plan);  // refuse before compressing
@@ -126,12 +127,9 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   SafetensorsWriter writer(staged.path(), model->TensorEntries(so, resolved.plan.AddsActivationScales()),
                            so.max_shard_bytes);
   model->ForEachTopTensor([&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
-  // Compression never runs the head, and the embedding only for the calibration inputs: free their
-  // copies now that they are written (docs/PERFORMANCE.md, "Compression memory").
-  if (!model->config().tie_embeddings) {
-    model->lm_head().weight = at::Tensor();
-    model->lm_head().bias = at::Tensor();
-  }
+  // Compression needs the embedding only for the calibration inputs (the engine frees it then)
+  // and never runs the head, which is copied once the engine is done (docs/PERFORMANCE.md,
+  // "Compression memory").
   EngineOptions eo;
   eo.release_embeddings = true;
   eo.micro_batch = options.micro_batch;
@@ -141,6 +139,11 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   };
   CompressRunResult out;
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
+  if (!model->config().tie_embeddings) {
+    model->LoadHead();
+    writer.Write(model->arch().lm_head, model->lm_head().weight);
+    model->lm_head().weight = at::Tensor();
+  }
   writer.Finish();
   for (const auto& e : resolved.plan.entries) (e.method >= 0 ? out.compressed : out.skipped)++;
 

@@ -7,6 +7,7 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "model/arch.h"
+#include "model/sizes.h"
 
 namespace pc::recipes {
 
@@ -18,18 +19,17 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Coefficients of the model (docs/PERFORMANCE.md "Memory estimate"; bench/compress/memory_bench.cc).
 constexpr double kOverhead = 300 * kMiB;        // process: code, LibTorch, allocator arenas, threads
 constexpr double kMicroBatchLive = 3;           // live intermediates of the widest kind per micro-batch
-constexpr double kGramWork = 3;                 // the largest Gram matrix again: float32 product,
+constexpr double kGramWork = 5;                 // the largest Gram matrix again: float32 product,
                                                 // float64 copy, Cholesky / inverse working copies
 constexpr double kTextFactor = 4;               // text bytes -> text + decoded pieces + token ids
-constexpr double kEvalLogits = 5;               // logits, log-softmax, gather, allocator slack (one model)
+constexpr double kEvalLogits = 4;               // logits, log-softmax, gather, allocator slack (one model)
 constexpr double kReferenceLogits = 10;         // two models' logits, log-softmaxes, exp, KL
-constexpr double kMeasureLogits = 12;           // measure: both models, local and accumulated passes
+constexpr double kMeasureLogits = 7;            // measure: both models, local and accumulated passes
 constexpr double kActivationsLive = 4;          // live activations of the widest kind per batch
-// The calibration activations X and Y (N, L, d) float32 are replaced block after block, and the
-// allocator does not return every freed buffer at once (glibc's heap below its 32 MiB mmap
-// threshold, fragmentation above it): memory_bench measured the equivalent of 2 to 7.4 such
-// buffers resident at the peak, so 8 are counted.
-constexpr double kActivationCopies = 8;
+// The calibration activations X and Y (N, L, d) float32, one each, are replaced block after
+// block; with glibc's mmap threshold fixed (tools/perpcomp.cc) each is returned when freed. One
+// more is counted for the allocator's slack.
+constexpr double kActivationCopies = 3;
 
 struct LinearShape {
   Role role;
@@ -38,19 +38,10 @@ struct LinearShape {
 
 std::vector<LinearShape> BlockLinears(const ModelConfig& c) {
   PC_ASSERT(c.arch != nullptr, "config without an architecture");
-  const int64_t q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   std::vector<LinearShape> out;
   for (const LinearSpec& s : c.arch->linears) {
-    LinearShape l{s.role};
-    switch (s.role) {
-      case Role::kQ: l.out = q; l.in = c.hidden; break;
-      case Role::kK: case Role::kV: l.out = kv; l.in = c.hidden; break;
-      case Role::kQKV: l.out = q + 2 * kv; l.in = c.hidden; break;
-      case Role::kO: l.out = c.hidden; l.in = q; break;
-      case Role::kGate: case Role::kUp: l.out = c.intermediate; l.in = c.hidden; break;
-      case Role::kDown: l.out = c.hidden; l.in = c.intermediate; break;
-    }
-    out.push_back(l);
+    const LinearDims dims = BlockLinearDims(c, s.role);
+    out.push_back({s.role, dims.out, dims.in});
   }
   return out;
 }
@@ -68,6 +59,23 @@ double BlockLinearParams(const ModelConfig& c) {
   return n;
 }
 
+double WidestLinearParams(const ModelConfig& c) {
+  double n = 0;
+  for (const auto& l : BlockLinears(c)) n = std::max(n, static_cast<double>(l.out) * (l.in + 1));
+  return n;
+}
+
+// Σ in over the distinct inputs of a block's linears (InputIndex: q, k, v read one tensor).
+double DistinctInputsPerToken(const ModelConfig& c) {
+  std::map<int, int64_t> in_of;
+  for (const auto& l : BlockLinears(c)) in_of[InputIndex(l.role)] = l.in;
+  double n = 0;
+  for (const auto& [input, in] : in_of) n += static_cast<double>(in);
+  return n;
+}
+
+double HeadParams(const ModelConfig& c) { return c.tie_embeddings ? 0.0 : static_cast<double>(c.vocab_size) * c.hidden; }
+
 double BlockParams(const ModelConfig& c) { return BlockLinearParams(c) + 4.0 * c.hidden; }  // + two norms
 
 double TopParams(const ModelConfig& c) {
@@ -79,9 +87,10 @@ double TopParams(const ModelConfig& c) {
   return n + 2.0 * c.hidden;
 }
 
-// Bytes per parameter resident for a model held in `compute` bytes loaded from `disk` bytes:
-// the compute copy, plus the checkpoint's pages when the dtypes differ (when they agree the
-// tensors are views of the mmap'd file).
+// Bytes per parameter resident for a whole model held in `compute` bytes loaded from `disk` bytes:
+// the compute copy, plus the on-disk copy each tensor is converted from when the dtypes differ
+// (transient, one tensor at a time; counted whole, which is conservative). The checkpoint's mapped
+// pages are dropped as tensors are copied (model/safetensors.h).
 double ResidentPerParam(int compute, int disk) { return compute + (compute != disk ? disk : 0); }
 
 // The widest intermediate of a forward over `seq_len` tokens, per token: the MLP, the attention
@@ -192,18 +201,6 @@ int DiskWeightBytes(const ModelConfig& config) {
 
 double ProcessOverheadBytes() { return kOverhead; }
 
-int64_t EstimatedMicroBatch(const ModelConfig& c, int64_t seq_len) {
-  const int64_t per_window = seq_len * WidestPerToken(c, seq_len) * 4 * 3;
-  return std::max<int64_t>(1, (256LL << 20) / std::max<int64_t>(1, per_window));
-}
-
-int64_t EstimatedEvalBatch(const ModelConfig& c, int64_t seq_len) {
-  const int64_t budget = 256LL << 20;
-  const int64_t per_window = seq_len * c.vocab_size * 4;
-  int64_t b = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_window));
-  return std::min<int64_t>(b, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, seq_len)));
-}
-
 std::vector<std::string> RecipeMethods(const RecipeSpec& recipe) {
   std::vector<std::string> out{recipe.method.value};
   for (const auto& o : recipe.overrides) {
@@ -236,22 +233,37 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   PC_CHECK(o.samples > 0 && o.seq_len > 0, "memory estimate: calibration needs samples and tokens");
   const double N = static_cast<double>(o.samples), L = static_cast<double>(o.seq_len), T = N * L;
   const std::vector<LinearShape> ls = BlockLinears(c);
+  // Three phases (recipes/compress_run.cc, compress/engine.h); the peak is the largest.
+  // 1. The calibration windows are embedded, with the top-level tensors but the head loaded.
+  MemoryEstimate setup;
+  setup.what = "compress";
+  setup.Add("process", kOverhead);
+  setup.Add("embedding", (TopParams(c) - HeadParams(c)) * ResidentPerParam(4, o.disk_bytes));
+  setup.Add("calibration text", static_cast<double>(o.calib_text_bytes) * kTextFactor + T * kI64);
+  setup.Add("calibration activations", T * c.hidden * kF32);
+  // 3. The untied head is copied across alone, once the blocks are done.
+  MemoryEstimate head;
+  head.what = "compress";
+  head.Add("process", kOverhead);
+  head.Add("head", HeadParams(c) * ResidentPerParam(4, o.disk_bytes));
+  // 2. The blocks, one at a time (the embedding freed): the block's float32 copy and the copy of
+  // the linear being compressed; a block transform (AWQ) keeps every compressed linear's original.
+  bool transforms = false;
+  for (const std::string& m : o.methods) transforms = transforms || StatsOf(m) == Stats::kAwq;
   MemoryEstimate e;
   e.what = "compress";
   e.Add("process", kOverhead);
-  e.Add("embedding and head", TopParams(c) * ResidentPerParam(4, o.disk_bytes));
-  // One block: its float32 copy, its checkpoint pages, the engine's original and
-  // post-transform clones of every compressed linear.
-  e.Add("block weights", BlockParams(c) * ResidentPerParam(4, o.disk_bytes) + 2 * BlockLinearParams(c) * kF32);
+  e.Add("block weights", BlockParams(c) * kF32 + WidestLinearParams(c) * ResidentPerParam(4, o.disk_bytes) +
+                             (transforms ? BlockLinearParams(c) * kF32 : 0));
   e.Add("calibration activations", T * c.hidden * kF32 * kActivationCopies);
-  e.Add("calibration text", static_cast<double>(o.calib_text_bytes) * kTextFactor + T * kI64);
-  const int64_t mb = o.micro_batch > 0 ? o.micro_batch : EstimatedMicroBatch(c, o.seq_len);
+  e.Add("calibration text", T * kI64);
+  const int64_t mb = o.micro_batch > 0 ? o.micro_batch : DefaultMicroBatch(c, o.seq_len);
   e.Add("micro-batch intermediates",
         static_cast<double>(std::min<int64_t>(mb, o.samples)) * L * WidestPerToken(c, o.seq_len) * kF32 * kMicroBatchLive);
-  double log_per_token = 0;
-  for (const auto& l : ls) log_per_token += 3.0 * l.in + l.out;  // inputs before/after transform, outputs
-  e.Add("logged-error captures",
-        static_cast<double>(std::min(o.log_windows, o.samples)) * L * log_per_token * kF32);
+  // The original inputs of the compressed linears on the logging windows, and the transformed
+  // ones when a method transforms the block (compress/engine.cc CaptureHooks).
+  e.Add("logged-error captures", static_cast<double>(std::min(o.log_windows, o.samples)) * L *
+                                     DistinctInputsPerToken(c) * (transforms ? 2 : 1) * kF32);
   bool stats_pass = false;
   for (const std::string& m : o.methods) {
     const Stats kind = StatsOf(m);
@@ -277,6 +289,8 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
     e.Add("statistics pass", static_cast<double>(std::min<int64_t>(mb, o.samples)) * L *
                                  (2 * inputs + WidestPerToken(c, o.seq_len) * kMicroBatchLive) * kF32);
   }
+  Max(e, setup, &e);
+  Max(e, head, &e);
   const double model_bytes = (TopParams(c) + c.layers * BlockParams(c));
   if (o.self_calibration) {
     // Sampling runs before the engine with the whole model loaded (then freed).
@@ -302,7 +316,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
 MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: evaluation needs windows and tokens");
   const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
-  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : EstimatedEvalBatch(c, o.seq_len));
+  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : DefaultEvalBatch(c, o.seq_len));
   const double batch_tokens = static_cast<double>(b) * o.seq_len;
   MemoryEstimate e;
   e.what = "eval";
@@ -329,7 +343,7 @@ MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
 MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: measuring needs windows and tokens");
   const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
-  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : EstimatedEvalBatch(c, o.seq_len));
+  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : DefaultEvalBatch(c, o.seq_len));
   const double batch_tokens = static_cast<double>(b) * o.seq_len, tokens = static_cast<double>(o.windows) * o.seq_len;
   const double entries = 2.0 * 2.0 * (2.0 * c.layers + 2);  // both kinds, both frames, two sites per layer + head
   MemoryEstimate e;

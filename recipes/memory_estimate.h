@@ -53,7 +53,7 @@ struct CompressMemoryOptions {
   int disk_bytes = 4;                // DiskWeightBytes
   bool self_calibration = false;     // --calib self:N (the whole model is loaded to sample)
   bool awq_gemm = false;             // --format awq-gemm (the compressed model is read back whole)
-  int64_t micro_batch = 0;           // 0: as compress/engine.cc DefaultMicroBatch
+  int64_t micro_batch = 0;           // 0: model/sizes.h DefaultMicroBatch
   int64_t log_windows = 4;           // EngineOptions::log_windows
   int64_t calib_text_bytes = 0;      // size of the calibration text file (0: self:N)
 };
@@ -69,7 +69,7 @@ CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeS
 
 struct EvalMemoryOptions {
   int64_t windows = 1, seq_len = 512;
-  int64_t batch = 0;        // 0: as metrics/perplexity.cc DefaultEvalBatch
+  int64_t batch = 0;        // 0: model/sizes.h DefaultEvalBatch
   int compute_bytes = 4;    // --dtype f32 | bf16
   int disk_bytes = 4;
   bool reference = false;   // eval --reference: a second model and the KL temporaries
@@ -89,10 +89,5 @@ MemoryEstimate EstimateSweep(const ModelConfig& config, const std::vector<Compre
 // nothing was done; <hint>" (the command names itself in front). `hint` says what to reduce.
 void CheckMemoryLimit(const MemoryEstimate& e, int64_t limit_bytes, const std::string& option,
                       const std::string& hint);
-
-// Internals, exposed for the tests: the engine's and the evaluator's automatic batch sizes
-// (compress/engine.cc DefaultMicroBatch, metrics/perplexity.cc DefaultEvalBatch) from a config.
-int64_t EstimatedMicroBatch(const ModelConfig& config, int64_t seq_len);
-int64_t EstimatedEvalBatch(const ModelConfig& config, int64_t seq_len);
 
 }  // namespace pc::recipes

@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "metrics/perplexity.h"
 #include "model/model.h"
+#include "model/sizes.h"
 #include "model/tokenizer/bpe_trainer.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -109,20 +110,12 @@ std::map<std::string, at::Tensor> InitTensors(const ModelConfig& c) {
     if (ln) t[name + ".bias"] = at::zeros({c.hidden});
   };
   norm(a.final_norm);
-  const int64_t q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   for (int l = 0; l < c.layers; ++l) {
     norm(ExpandName(a.attn_norm, l));
     norm(ExpandName(a.mlp_norm, l));
     for (const auto& spec : a.linears) {
-      std::vector<int64_t> shape;
-      switch (spec.role) {
-        case Role::kQ: shape = {q, c.hidden}; break;
-        case Role::kK: case Role::kV: shape = {kv, c.hidden}; break;
-        case Role::kQKV: shape = {3 * q, c.hidden}; break;
-        case Role::kO: shape = {c.hidden, q}; break;
-        case Role::kGate: case Role::kUp: shape = {c.intermediate, c.hidden}; break;
-        case Role::kDown: shape = {c.hidden, c.intermediate}; break;
-      }
+      const LinearDims dims = BlockLinearDims(c, spec.role);
+      const std::vector<int64_t> shape{dims.out, dims.in};
       bool residual_out = spec.role == Role::kO || spec.role == Role::kDown;
       std::string name = ExpandName(spec.name, l);
       t[name + ".weight"] = normal(shape, residual_out ? out_std : std);

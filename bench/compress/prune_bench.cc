@@ -50,12 +50,14 @@ class CpuTimed final : public pc::Method {
   }
   bool TrueSequential() const override { return inner_->TrueSequential(); }
   bool AddsActivationScales() const override { return inner_->AddsActivationScales(); }
+  bool TransformsBlock() const override { return inner_->TransformsBlock(); }
   void TransformBlock(pc::BlockScope& scope) override { inner_->TransformBlock(scope); }
   void CompressLinear(pc::Linear& linear, const pc::InputStats& stats, pc::Record& record) override {
     const double c0 = CpuSeconds();
     inner_->CompressLinear(linear, stats, record);
     record.values["cpu_seconds"] = CpuSeconds() - c0;
   }
+  at::Tensor OutputScale(const pc::Linear& linear) const override { return inner_->OutputScale(linear); }
   at::Tensor NaiveWeight(const at::Tensor& w) const override { return inner_->NaiveWeight(w); }
 
  private:

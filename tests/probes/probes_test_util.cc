@@ -5,6 +5,7 @@
 
 #include "core/fs.h"
 #include "model/config.h"
+#include "model/sizes.h"
 #include "tests/test_support.h"
 
 namespace pc::test {
@@ -42,20 +43,12 @@ std::unique_ptr<Model> RandomProbeModel(const std::string& model_type, uint64_t 
     if (ln) t[name + ".bias"] = normal({c.hidden}, 0.1);
   };
   norm(a.final_norm);
-  const int64_t q = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   for (int l = 0; l < c.layers; ++l) {
     norm(ExpandName(a.attn_norm, l));
     norm(ExpandName(a.mlp_norm, l));
     for (const auto& spec : a.linears) {
-      std::vector<int64_t> shape;
-      switch (spec.role) {
-        case Role::kQ: shape = {q, c.hidden}; break;
-        case Role::kK: case Role::kV: shape = {kv, c.hidden}; break;
-        case Role::kQKV: shape = {3 * q, c.hidden}; break;
-        case Role::kO: shape = {c.hidden, q}; break;
-        case Role::kGate: case Role::kUp: shape = {c.intermediate, c.hidden}; break;
-        case Role::kDown: shape = {c.hidden, c.intermediate}; break;
-      }
+      const LinearDims dims = BlockLinearDims(c, spec.role);
+      const std::vector<int64_t> shape{dims.out, dims.in};
       const std::string name = ExpandName(spec.name, l);
       t[name + ".weight"] = normal(shape, 0.2);
       if (ln) t[name + ".bias"] = normal({shape[0]}, 0.05);

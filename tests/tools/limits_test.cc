@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "model/config.h"
+#include "model/sizes.h"
 #include "recipes/memory_estimate.h"
 #include "recipes/recipe_spec.h"
 #include "tests/sweep/sweep_test_util.h"
@@ -79,38 +80,62 @@ TEST_CASE("memory estimate: the terms of compress on Pythia-160M", "[tools][limi
   const double T = 32.0 * 512;
   const r::MemoryEstimate rtn = r::EstimateCompress(c, o);
   CHECK(rtn.what == "compress");
-  // X and Y (N, L, d) replaced block after block: up to 8 such buffers counted resident.
-  CHECK(Term(rtn, "calibration activations") == 8 * T * 768 * 4);
-  // Embedding and the untied head, final norm; f32 on disk: the checkpoint pages are the tensors.
-  CHECK(Term(rtn, "embedding and head") == (2.0 * 50304 * 768 + 2 * 768) * 4);
-  // One block (qkv, o, fc1, fc2 with biases; two norms): float32 + two clones of the linears.
+  // X and Y (N, L, d) replaced block after block, and one more for the allocator's slack.
+  CHECK(Term(rtn, "calibration activations") == 3 * T * 768 * 4);
+  // The blocks are the peak: the embedding was freed, the head is copied at the end.
+  CHECK(Term(rtn, "embedding") == 0);
+  CHECK(Term(rtn, "head") == 0);
+  // One block (qkv, o, fc1, fc2 with biases; two norms) in float32, and a copy of the widest linear
+  // (fc1, 3072 x 768 + bias) while it is compressed.
   const double linears = 2304.0 * 769 + 768.0 * 769 + 3072.0 * 769 + 768.0 * 3073;
-  CHECK(Term(rtn, "block weights") == (linears + 4 * 768) * 4 + 2 * linears * 4);
+  CHECK(Term(rtn, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4);
+  // The four distinct inputs (768, 768, 768, 3072 wide) on the 4 logging windows.
+  CHECK(Term(rtn, "logged-error captures") == 4 * 512 * (3 * 768 + 3072) * 4.0);
+  CHECK(Term(rtn, "micro-batch intermediates") == 512 * 6144 * 4 * 3.0);  // one window per forward
   CHECK(Term(rtn, "process") == r::ProcessOverheadBytes());
   CHECK(Term(rtn, "Gram matrices") == 0);
-  // bf16 on disk: the float32 copy plus the bf16 pages.
+  // bf16 on disk: every tensor is converted from its bf16 copy, and embedding the windows (the
+  // float32 embedding and its bf16 copy) becomes the peak.
   o.disk_bytes = 2;
-  CHECK(Term(r::EstimateCompress(c, o), "embedding and head") == (2.0 * 50304 * 768 + 2 * 768) * 6);
+  CHECK(Term(r::EstimateCompress(c, o), "embedding") == (50304.0 * 768 + 2 * 768) * 6);
+  o.samples = 64;
+  CHECK(Term(r::EstimateCompress(c, o), "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 6);
+  o.samples = 32;
   o.disk_bytes = 4;
+  // A transform (AWQ) keeps every compressed linear's original and the transformed inputs.
+  o.methods = {"awq"};
+  const r::MemoryEstimate awq = r::EstimateCompress(c, o);
+  CHECK(Term(awq, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4 + linears * 4);
+  CHECK(Term(awq, "logged-error captures") == 2 * Term(rtn, "logged-error captures"));
+  // Few calibration tokens: embedding the windows, with the embedding loaded, is the peak.
+  o.methods = {"rtn"};
+  o.samples = 1;
+  o.seq_len = 8;
+  const r::MemoryEstimate tiny = r::EstimateCompress(c, o);
+  CHECK(Term(tiny, "embedding") == (50304.0 * 768 + 2 * 768) * 4);
+  CHECK(Term(tiny, "block weights") == 0);
+  o.samples = 32;
+  o.seq_len = 512;
 
-  // GPTQ (true-sequential): the largest stage's Gram (fc2's input, 3072²) plus 3 working copies.
+  // GPTQ (true-sequential): the largest stage's Gram (fc2's input, 3072²) plus 5 working copies.
   o.methods = {"gptq"};
-  CHECK(Term(r::EstimateCompress(c, o), "Gram matrices") == 4 * 3072.0 * 3072 * 8);
+  CHECK(Term(r::EstimateCompress(c, o), "Gram matrices") == 6 * 3072.0 * 3072 * 8);
   // SparseGPT: every distinct input of the block at once (qkv, o, fc1: 768²; fc2: 3072²).
   o.methods = {"sparsegpt"};
-  CHECK(Term(r::EstimateCompress(c, o), "Gram matrices") == (3 * 768.0 * 768 + 3072.0 * 3072 + 3 * 3072.0 * 3072) * 8);
+  CHECK(Term(r::EstimateCompress(c, o), "Gram matrices") == (3 * 768.0 * 768 + 3072.0 * 3072 + 5 * 3072.0 * 3072) * 8);
   // AWQ: attention update, MLP update and MLP input (3d), fc2's input (3072) and its output (768).
   o.methods = {"awq"};
   CHECK(Term(r::EstimateCompress(c, o), "AWQ captured inputs") == T * (3 * 768 + 3072 + 768) * 4);
   // Twice the calibration windows: the activations double, the weights do not change.
   o.samples = 64;
   const r::MemoryEstimate big = r::EstimateCompress(c, o);
-  CHECK(Term(big, "calibration activations") == 8 * 2 * T * 768 * 4);
-  CHECK(Term(big, "block weights") == Term(rtn, "block weights"));
+  CHECK(Term(big, "calibration activations") == 3 * 2 * T * 768 * 4);
+  CHECK(Term(big, "block weights") == Term(awq, "block weights"));
   // The automatic batch sizes of the engine and the evaluator, from the config.
-  CHECK(r::EstimatedMicroBatch(c, 512) == (256LL << 20) / (512LL * 6144 * 12));
-  CHECK(r::EstimatedEvalBatch(c, 512) == 2);
-  CHECK(r::EstimatedEvalBatch(c, 8192) == 1);
+  CHECK(pc::DefaultMicroBatch(c, 512) == 1);  // 64 MiB / (512 tokens x 6144 scores x 12 bytes)
+  CHECK(pc::DefaultMicroBatch(c, 64) == (64LL << 20) / (64LL * 3072 * 12));  // the MLP is widest
+  CHECK(pc::DefaultEvalBatch(c, 512) == 2);
+  CHECK(pc::DefaultEvalBatch(c, 8192) == 1);
 }
 
 TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal message", "[tools][limits]") {
@@ -141,12 +166,12 @@ TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal messag
   const double params = 2.0 * 50304 * 768 + 2 * 768 +
                         12 * (2304.0 * 769 + 768.0 * 769 + 3072.0 * 769 + 768.0 * 3073 + 4 * 768);
   CHECK(Term(eval, "model weights") == params * 6);  // float32 copy + bf16 pages
-  CHECK(Term(eval, "logits of one batch") == 2.0 * 512 * 50304 * 4 * 5);  // 2 windows per batch
+  CHECK(Term(eval, "logits of one batch") == 2.0 * 512 * 50304 * 4 * 4);  // 2 windows per batch
   e.reference = true;
   CHECK(Term(r::EstimateEval(c, e), "reference weights") == params * 6);
   e.reference = false;
   e.pair_tokens = 8192;
-  CHECK(Term(r::EstimateEval(c, e), "minimal-pair logits") == 8192.0 * 50304 * 4 * 5);
+  CHECK(Term(r::EstimateEval(c, e), "minimal-pair logits") == 8192.0 * 50304 * 4 * 4);
   e.pair_tokens = 0;
   const r::MemoryEstimate measure = r::EstimateMeasure(c, e);
   CHECK(Term(measure, "reference and compressed weights") == 2 * params * 6);
