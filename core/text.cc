@@ -39,6 +39,24 @@ size_t FindInvalidUtf8(const std::string& s) {
 
 bool IsJsonLinesPath(const std::string& path) { return EndsWith(path, ".jsonl"); }
 
+void ForEachJsonLine(const std::string& bytes, const std::string& path,
+                     const std::function<void(const nlohmann::json& obj, const std::string& where, int64_t line_no)>& fn) {
+  size_t start = 0;
+  int64_t line_no = 0;
+  while (start < bytes.size()) {
+    size_t end = bytes.find('\n', start);
+    if (end == std::string::npos) end = bytes.size();
+    ++line_no;
+    const std::string line = bytes.substr(start, end - start);
+    start = end + 1;
+    if (Trim(line).empty()) continue;
+    const std::string where = Str(path, " line ", line_no);
+    nlohmann::json obj = ParseJson(line, where);
+    PC_CHECK(obj.is_object(), where, ": expected a JSON object, got ", obj.type_name());
+    fn(obj, where, line_no);
+  }
+}
+
 std::vector<std::string> ReadDocuments(const std::string& path, const std::string& text_field,
                                        const std::string& what, std::string* sha256) {
   PC_CHECK(!path.empty(), what, " is empty: expected a text file");
@@ -54,24 +72,12 @@ std::vector<std::string> ReadDocuments(const std::string& path, const std::strin
     docs.push_back(std::move(bytes));
     return docs;
   }
-  size_t start = 0;
-  long line_no = 0;
-  while (start < bytes.size()) {
-    size_t end = bytes.find('\n', start);
-    if (end == std::string::npos) end = bytes.size();
-    ++line_no;
-    std::string line = bytes.substr(start, end - start);
-    start = end + 1;
-    if (Trim(line).empty()) continue;
-    nlohmann::json obj = ParseJson(line, Str(path, " line ", line_no));
-    PC_CHECK(obj.is_object(), path, " line ", line_no, ": expected a JSON object, got ", obj.type_name());
+  ForEachJsonLine(bytes, path, [&](const nlohmann::json& obj, const std::string& where, int64_t) {
     auto it = obj.find(text_field);
-    PC_CHECK(it != obj.end(), path, " line ", line_no, ": missing field '", text_field,
-             "' (set the field with --text-field)");
-    PC_CHECK(it->is_string(), path, " line ", line_no, ": field '", text_field, "' is ", it->type_name(),
-             ", expected a string");
+    PC_CHECK(it != obj.end(), where, ": missing field '", text_field, "' (set the field with --text-field)");
+    PC_CHECK(it->is_string(), where, ": field '", text_field, "' is ", it->type_name(), ", expected a string");
     docs.push_back(it->get<std::string>());
-  }
+  });
   PC_CHECK(!docs.empty(), what, " '", path, "' holds no JSON lines");
   return docs;
 }

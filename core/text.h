@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,12 @@ struct TextSource {
 
 // True for *.jsonl (JSON lines); plain text otherwise.
 bool IsJsonLinesPath(const std::string& path);
+
+// Calls fn(object, where, line_no) for every non-blank line of JSON-lines `bytes`, numbering lines
+// from 1; `where` is "<path> line <n>" for the caller's errors. A line that is not a JSON object is
+// an error naming the file and the line.
+void ForEachJsonLine(const std::string& bytes, const std::string& path,
+                     const std::function<void(const nlohmann::json& obj, const std::string& where, int64_t line_no)>& fn);
 
 // Reads a plain text file (UTF-8, not empty) or a JSON-lines file (the string field
 // `text_field` of every object, joined with "\n\n"). Errors name the file and the byte

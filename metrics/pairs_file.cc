@@ -8,6 +8,7 @@
 #include "core/fs.h"
 #include "core/json_util.h"
 #include "core/strings.h"
+#include "core/text.h"
 
 namespace pc {
 
@@ -37,18 +38,7 @@ std::vector<MinimalPair> ReadMinimalPairs(const std::string& path) {
 std::vector<MinimalPair> ParseMinimalPairs(const std::string& bytes, const std::string& path) {
   const std::string stem = Stem(path);
   std::vector<MinimalPair> out;
-  size_t start = 0;
-  int64_t line_no = 0;
-  while (start < bytes.size()) {
-    size_t end = bytes.find('\n', start);
-    if (end == std::string::npos) end = bytes.size();
-    ++line_no;
-    std::string line = bytes.substr(start, end - start);
-    start = end + 1;
-    if (Trim(line).empty()) continue;
-    const std::string where = Str(path, " line ", line_no);
-    nlohmann::json obj = ParseJson(line, where);
-    PC_CHECK(obj.is_object(), where, ": expected a JSON object, got ", obj.type_name());
+  ForEachJsonLine(bytes, path, [&](const nlohmann::json& obj, const std::string& where, int64_t line_no) {
     MinimalPair p;
     p.good = JsonString(obj, "sentence_good", where);
     p.bad = JsonString(obj, "sentence_bad", where);
@@ -58,7 +48,7 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& bytes, const std::
     p.pair_id = OptionalString(obj, "pairID", std::to_string(line_no), where);
     p.line = line_no;
     out.push_back(std::move(p));
-  }
+  });
   PC_CHECK(!out.empty(), "--pairs: '", path, "' holds no minimal pairs");
   return out;
 }

@@ -214,64 +214,34 @@ void WritePerturb(const store::Group& g, const PerturbResult& r, const PerturbOp
   }
   {
     store::Table t;
-    std::vector<double> delta, loss, ppl, damage, acc, drop, err, nchange;
-    std::vector<std::string> kind, repair;
-    std::vector<int64_t> seed, moved, skipped;
-    for (const auto& run : r.runs) {
-      delta.push_back(run.delta);
-      kind.push_back(PerturbKindName(run.kind));
-      seed.push_back(static_cast<int64_t>(run.seed));
-      repair.push_back(RepairKindName(run.repair));
-      loss.push_back(run.score.loss);
-      ppl.push_back(run.score.ppl);
-      damage.push_back(run.damage);
-      acc.push_back(run.score.accuracy());
-      drop.push_back(run.accuracy_drop);
-      moved.push_back(run.displacement.tokens);
-      skipped.push_back(run.displacement.skipped);
-      err.push_back(run.displacement.max_rel_error);
-      nchange.push_back(run.displacement.max_norm_rel_change);
-    }
-    t.AddColumn("delta", delta);
-    t.AddColumn("kind", kind);
-    t.AddColumn("seed", seed);
-    t.AddColumn("repair", repair);
-    t.AddColumn("loss", loss);
-    t.AddColumn("ppl", ppl);
-    t.AddColumn("damage", damage);
-    t.AddColumn("accuracy", acc);
-    t.AddColumn("accuracy_drop", drop);
-    t.AddColumn("perturbed_tokens", moved);
-    t.AddColumn("skipped_tokens", skipped);
-    t.AddColumn("max_rel_displacement_error", err);
-    t.AddColumn("max_norm_rel_change", nchange);
+    const auto& runs = r.runs;
+    t.AddColumnOf("delta", runs, [](const PerturbRun& x) { return x.delta; });
+    t.AddColumnOf("kind", runs, [](const PerturbRun& x) { return std::string(PerturbKindName(x.kind)); });
+    t.AddColumnOf("seed", runs, [](const PerturbRun& x) { return static_cast<int64_t>(x.seed); });
+    t.AddColumnOf("repair", runs, [](const PerturbRun& x) { return std::string(RepairKindName(x.repair)); });
+    t.AddColumnOf("loss", runs, [](const PerturbRun& x) { return x.score.loss; });
+    t.AddColumnOf("ppl", runs, [](const PerturbRun& x) { return x.score.ppl; });
+    t.AddColumnOf("damage", runs, [](const PerturbRun& x) { return x.damage; });
+    t.AddColumnOf("accuracy", runs, [](const PerturbRun& x) { return x.score.accuracy(); });
+    t.AddColumnOf("accuracy_drop", runs, [](const PerturbRun& x) { return x.accuracy_drop; });
+    t.AddColumnOf("perturbed_tokens", runs, [](const PerturbRun& x) { return static_cast<int64_t>(x.displacement.tokens); });
+    t.AddColumnOf("skipped_tokens", runs, [](const PerturbRun& x) { return static_cast<int64_t>(x.displacement.skipped); });
+    t.AddColumnOf("max_rel_displacement_error", runs, [](const PerturbRun& x) { return x.displacement.max_rel_error; });
+    t.AddColumnOf("max_norm_rel_change", runs, [](const PerturbRun& x) { return x.displacement.max_norm_rel_change; });
     g.WriteTable("runs", t);
   }
   {
     store::Table t;
-    std::vector<double> delta, dm, ds, am, as;
-    std::vector<std::string> kind;
-    std::vector<int64_t> n, moved, skipped;
-    for (const auto& s : r.summary) {
-      delta.push_back(s.delta);
-      kind.push_back(PerturbKindName(s.kind));
-      n.push_back(s.damage.n);
-      dm.push_back(s.damage.mean);
-      ds.push_back(s.damage.std);
-      am.push_back(s.accuracy_drop.mean);
-      as.push_back(s.accuracy_drop.std);
-      moved.push_back(s.tokens);
-      skipped.push_back(s.skipped);
-    }
-    t.AddColumn("delta", delta);
-    t.AddColumn("kind", kind);
-    t.AddColumn("seeds", n);
-    t.AddColumn("damage_mean", dm);
-    t.AddColumn("damage_std", ds);
-    t.AddColumn("accuracy_drop_mean", am);
-    t.AddColumn("accuracy_drop_std", as);
-    t.AddColumn("perturbed_tokens", moved);
-    t.AddColumn("skipped_tokens", skipped);
+    const auto& sum = r.summary;
+    t.AddColumnOf("delta", sum, [](const PerturbSummary& x) { return x.delta; });
+    t.AddColumnOf("kind", sum, [](const PerturbSummary& x) { return std::string(PerturbKindName(x.kind)); });
+    t.AddColumnOf("seeds", sum, [](const PerturbSummary& x) { return static_cast<int64_t>(x.damage.n); });
+    t.AddColumnOf("damage_mean", sum, [](const PerturbSummary& x) { return x.damage.mean; });
+    t.AddColumnOf("damage_std", sum, [](const PerturbSummary& x) { return x.damage.std; });
+    t.AddColumnOf("accuracy_drop_mean", sum, [](const PerturbSummary& x) { return x.accuracy_drop.mean; });
+    t.AddColumnOf("accuracy_drop_std", sum, [](const PerturbSummary& x) { return x.accuracy_drop.std; });
+    t.AddColumnOf("perturbed_tokens", sum, [](const PerturbSummary& x) { return static_cast<int64_t>(x.tokens); });
+    t.AddColumnOf("skipped_tokens", sum, [](const PerturbSummary& x) { return static_cast<int64_t>(x.skipped); });
     g.WriteTable("summary", t);
   }
   {
@@ -282,35 +252,20 @@ void WritePerturb(const store::Group& g, const PerturbResult& r, const PerturbOp
   }
   if (r.repair.empty()) return;
   store::Table t;
-  std::vector<double> delta, du, dr, drs, rm, rs, am, as;
-  std::vector<std::string> kind, repair;
-  std::vector<int64_t> rn, an;
-  for (const auto& s : r.repair) {
-    delta.push_back(s.delta);
-    kind.push_back(PerturbKindName(s.kind));
-    repair.push_back(RepairKindName(s.repair));
-    du.push_back(s.damage_unrepaired.mean);
-    dr.push_back(s.damage_repaired.mean);
-    drs.push_back(s.damage_repaired.std);
-    rm.push_back(s.recovered.mean);
-    rs.push_back(s.recovered.std);
-    rn.push_back(s.recovered.n);
-    am.push_back(s.accuracy_recovered.mean);
-    as.push_back(s.accuracy_recovered.std);
-    an.push_back(s.accuracy_recovered.n);
-  }
-  t.AddColumn("delta", delta);
-  t.AddColumn("kind", kind);
-  t.AddColumn("repair", repair);
-  t.AddColumn("damage_unrepaired_mean", du);
-  t.AddColumn("damage_repaired_mean", dr);
-  t.AddColumn("damage_repaired_std", drs);
-  t.AddColumn("recovered_mean", rm);
-  t.AddColumn("recovered_std", rs);
-  t.AddColumn("recovered_seeds", rn);
-  t.AddColumn("accuracy_recovered_mean", am);
-  t.AddColumn("accuracy_recovered_std", as);
-  t.AddColumn("accuracy_recovered_seeds", an);
+  const auto& rep = r.repair;
+  t.AddColumnOf("delta", rep, [](const RepairSummary& x) { return x.delta; });
+  t.AddColumnOf("kind", rep, [](const RepairSummary& x) { return std::string(PerturbKindName(x.kind)); });
+  t.AddColumnOf("repair", rep, [](const RepairSummary& x) { return std::string(RepairKindName(x.repair)); });
+  t.AddColumnOf("damage_unrepaired_mean", rep, [](const RepairSummary& x) { return x.damage_unrepaired.mean; });
+  t.AddColumnOf("damage_repaired_mean", rep, [](const RepairSummary& x) { return x.damage_repaired.mean; });
+  t.AddColumnOf("damage_repaired_std", rep, [](const RepairSummary& x) { return x.damage_repaired.std; });
+  t.AddColumnOf("recovered_mean", rep, [](const RepairSummary& x) { return x.recovered.mean; });
+  t.AddColumnOf("recovered_std", rep, [](const RepairSummary& x) { return x.recovered.std; });
+  t.AddColumnOf("recovered_seeds", rep, [](const RepairSummary& x) { return static_cast<int64_t>(x.recovered.n); });
+  t.AddColumnOf("accuracy_recovered_mean", rep, [](const RepairSummary& x) { return x.accuracy_recovered.mean; });
+  t.AddColumnOf("accuracy_recovered_std", rep, [](const RepairSummary& x) { return x.accuracy_recovered.std; });
+  t.AddColumnOf("accuracy_recovered_seeds", rep,
+                [](const RepairSummary& x) { return static_cast<int64_t>(x.accuracy_recovered.n); });
   g.WriteTable("repair", t);
 }
 

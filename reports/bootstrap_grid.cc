@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "reports/parallel.h"
+#include "reports/stats.h"
 
 namespace pc::reports {
 namespace {
@@ -54,25 +55,6 @@ double PearsonFromDeviations(const std::vector<double>& dx, double sxx, const st
   double sxy = 0;
   for (size_t i = 0; i < dx.size(); ++i) sxy += dx[i] * dy[i];
   return Clamp1(sxy / (std::sqrt(sxx) * std::sqrt(syy)));
-}
-
-int64_t MergeCountInversions(std::vector<double>& v, std::vector<double>& tmp, size_t lo, size_t hi) {
-  if (hi - lo < 2) return 0;
-  const size_t mid = lo + (hi - lo) / 2;
-  int64_t inv = MergeCountInversions(v, tmp, lo, mid) + MergeCountInversions(v, tmp, mid, hi);
-  size_t i = lo, j = mid, k = lo;
-  while (i < mid && j < hi) {
-    if (v[j] < v[i]) {
-      inv += int64_t(mid - i);
-      tmp[k++] = v[j++];
-    } else {
-      tmp[k++] = v[i++];
-    }
-  }
-  while (i < mid) tmp[k++] = v[i++];
-  while (j < hi) tmp[k++] = v[j++];
-  std::copy(tmp.begin() + lo, tmp.begin() + hi, v.begin() + lo);
-  return inv;
 }
 
 // One variable on one resample: everything the four coefficients need from it alone.

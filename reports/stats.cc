@@ -103,26 +103,6 @@ int64_t TiedPairs(const std::vector<double>& sorted) {
   return pairs;
 }
 
-// Sorts v[lo, hi) ascending by merging, returning the number of pairs i < j with v[i] > v[j].
-int64_t MergeCountInversions(std::vector<double>& v, std::vector<double>& tmp, size_t lo, size_t hi) {
-  if (hi - lo < 2) return 0;
-  size_t mid = lo + (hi - lo) / 2;
-  int64_t inv = MergeCountInversions(v, tmp, lo, mid) + MergeCountInversions(v, tmp, mid, hi);
-  size_t i = lo, j = mid, k = lo;
-  while (i < mid && j < hi) {
-    if (v[j] < v[i]) {  // strictly smaller: every remaining left element forms an inversion with v[j]
-      inv += int64_t(mid - i);
-      tmp[k++] = v[j++];
-    } else {
-      tmp[k++] = v[i++];
-    }
-  }
-  while (i < mid) tmp[k++] = v[i++];
-  while (j < hi) tmp[k++] = v[j++];
-  std::copy(tmp.begin() + lo, tmp.begin() + hi, v.begin() + lo);
-  return inv;
-}
-
 // Kendall τ-b of finite, non-constant variables, O(n log n) (Knight 1966; the counts of scipy.stats.kendalltau).
 double KendallCore(const std::vector<double>& x, const std::vector<double>& y) {
   const size_t n = x.size();
@@ -171,6 +151,26 @@ void CheckFinite(const std::vector<double>& values, const char* what) {
 int Sign(Orientation o) { return o == Orientation::kHigherIsWorse ? 1 : -1; }
 
 }  // namespace
+
+int64_t MergeCountInversions(std::vector<double>& v, std::vector<double>& tmp, size_t lo, size_t hi) {
+  if (hi - lo < 2) return 0;
+  size_t mid = lo + (hi - lo) / 2;
+  int64_t inv = MergeCountInversions(v, tmp, lo, mid) + MergeCountInversions(v, tmp, mid, hi);
+  size_t i = lo, j = mid, k = lo;
+  while (i < mid && j < hi) {
+    if (v[j] < v[i]) {  // strictly smaller: every remaining left element forms an inversion with v[j]
+      inv += int64_t(mid - i);
+      tmp[k++] = v[j++];
+    } else {
+      tmp[k++] = v[i++];
+    }
+  }
+  while (i < mid) tmp[k++] = v[i++];
+  while (j < hi) tmp[k++] = v[j++];
+  std::copy(tmp.begin() + lo, tmp.begin() + hi, v.begin() + lo);
+  return inv;
+}
+
 
 std::string CoefficientKey(Coefficient c) {
   switch (c) {

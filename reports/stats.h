@@ -87,6 +87,10 @@ Stat PearsonLog(const std::vector<double>& x, const std::vector<double>& y, cons
 Stat Spearman(const std::vector<double>& x, const std::vector<double>& y, const VariableNames& names = {});
 Stat KendallTauB(const std::vector<double>& x, const std::vector<double>& y, const VariableNames& names = {});
 
+// Sorts v[lo, hi) ascending by merging (tmp: scratch of v's size) and returns the number of pairs
+// i < j with v[i] > v[j]: the discordant pairs of Kendall's τ once x is sorted.
+int64_t MergeCountInversions(std::vector<double>& v, std::vector<double>& tmp, size_t lo, size_t hi);
+
 // 1-based ranks, ascending; tied values share the mean of their ranks ("average" in scipy.stats.rankdata).
 // Values must be finite (else pc::Error naming the index).
 std::vector<double> AverageRanks(const std::vector<double>& values);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -37,6 +38,14 @@ class Table {
                   "store::Table: column type must be double, float, int64_t, int32_t, uint8_t or string");
     AddColumnVariant(name, Column(std::move(values)));
     return *this;
+  }
+
+  // Appends column `name` holding f(row) for every element of `rows`; f returns a column type.
+  template <typename Rows, typename F>
+  Table& AddColumnOf(const std::string& name, const Rows& rows, F f) {
+    std::vector<std::decay_t<decltype(f(*std::begin(rows)))>> values;
+    for (const auto& row : rows) values.push_back(f(row));
+    return AddColumn(name, std::move(values));
   }
 
   int64_t rows() const { return rows_; }
