@@ -132,7 +132,7 @@ struct LinearCopy {
   LinearCopy(at::Tensor w, at::Tensor b) : weight(std::move(w)), bias(std::move(b)) {}
 };
 
-constexpr int64_t kLogRows = 512;  // rows per chunk: float64 temporaries stay a few MB
+constexpr int64_t kLogRows = 128;  // rows per chunk: the float64 temporaries stay a few MB
 
 at::Tensor F32(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : at::Tensor(); }
 

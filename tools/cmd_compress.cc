@@ -6,6 +6,7 @@
 #include "compress/method.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/heap.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "model/config.h"
@@ -112,6 +113,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
   fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out");
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) ro.crash_at = crash;
+  SetMmapThreshold(kMmapThresholdCompress);  // a flat peak over the blocks (core/heap.h)
   recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);
   std::printf("wrote %s: %d linears compressed, %d skipped, %.1f s (log: %s)\n", ro.out_dir.c_str(), r.compressed,
               r.skipped, r.engine.seconds, fs::Join(ro.out_dir, "compress.h5").c_str());

@@ -2,7 +2,6 @@
 // The only main(); the only place (with tools/) that catches exceptions.
 #include <boost/program_options/errors.hpp>
 #include <c10/util/Exception.h>
-#include <malloc.h>
 
 #include <cstdio>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/heap.h"
 #include "core/threads.h"
 #include "tools/commands.h"
 
@@ -26,12 +26,7 @@ void PrintUsage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A fixed mmap threshold: glibc otherwise raises it to the size of the largest block freed (a
-  // block's weights, a batch of activations), after which such buffers come from the heap and are
-  // not returned, so the resident size of block-by-block work grew with every block (measured:
-  // docs/PERFORMANCE.md, "Compression memory"). Buffers of 4 MiB and more are mmap'd and unmapped;
-  // 256 KiB made training and compression 2x slower (page faults of the many mid-sized buffers).
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  pc::SetMmapThreshold(pc::kMmapThreshold);  // a fixed threshold (core/heap.h)
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     PrintUsage(argc < 2 ? stderr : stdout);
