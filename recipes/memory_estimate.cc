@@ -17,7 +17,8 @@ constexpr double kF32 = 4, kF64 = 8, kI64 = 8;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Coefficients of the model (docs/PERFORMANCE.md "Memory estimate"; bench/compress/memory_bench.cc).
-constexpr double kOverhead = 300 * kMiB;        // process: code, LibTorch, allocator arenas, threads
+constexpr double kOverhead = 250 * kMiB;        // process: code, LibTorch, allocator arenas, threads
+                                                // (measured ~40 MiB own + ~115 MiB library pages)
 constexpr double kMicroBatchLive = 3;           // live intermediates of the widest kind per micro-batch
 constexpr double kGramWork = 5;                 // the largest Gram matrix again: float32 product,
                                                 // float64 copy, Cholesky / inverse working copies
@@ -27,9 +28,8 @@ constexpr double kReferenceLogits = 10;         // two models' logits, log-softm
 constexpr double kMeasureLogits = 7;            // measure: both models, local and accumulated passes
 constexpr double kActivationsLive = 4;          // live activations of the widest kind per batch
 // The calibration activations X and Y (N, L, d) float32, one each, are replaced block after
-// block; with glibc's mmap threshold fixed (tools/perpcomp.cc) each is returned when freed. One
-// more is counted for the allocator's slack.
-constexpr double kActivationCopies = 3;
+// block; with the mmap threshold compress sets (core/heap.h) each is returned when freed.
+constexpr double kActivationCopies = 2;
 
 struct LinearShape {
   Role role;
