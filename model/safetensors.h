@@ -20,8 +20,8 @@ namespace pc {
 at::ScalarType ToScalarType(StDType t);
 StDType FromScalarType(at::ScalarType t);  // throws for unsupported
 
-// One safetensors file, mapped read-only. Tensors are returned as copies (Load) or as
-// zero-copy views valid while the file lives (View; only when aligned).
+// One safetensors file, mapped read-only. Tensors are returned as copies (Load); there are no
+// views into the mapping, so its pages can be dropped once copied.
 class SafetensorsFile {
  public:
   static std::unique_ptr<SafetensorsFile> Open(const std::string& path);

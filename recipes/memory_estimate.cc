@@ -87,6 +87,9 @@ double TopParams(const ModelConfig& c) {
   return n + 2.0 * c.hidden;
 }
 
+// Every weight of the model: the top-level tensors and all blocks.
+double ModelParams(const ModelConfig& c) { return TopParams(c) + c.layers * BlockParams(c); }
+
 // Bytes per parameter resident for a whole model held in `compute` bytes loaded from `disk` bytes:
 // the compute copy, plus the on-disk copy each tensor is converted from when the dtypes differ
 // (transient, one tensor at a time; counted whole, which is conservative). The checkpoint's mapped
@@ -147,6 +150,12 @@ std::pair<double, int64_t> GramOf(const std::vector<LinearShape>& ls, bool seque
     worst = std::max(worst, sum);
   }
   return {worst, widest};
+}
+
+// Tokens in one forward of eval or measure: the batch (or model/sizes.h's default) times seq_len.
+double EvalBatchTokens(const ModelConfig& c, const EvalMemoryOptions& o) {
+  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : DefaultEvalBatch(c, o.seq_len));
+  return static_cast<double>(b) * o.seq_len;
 }
 
 double Max(const MemoryEstimate& a, const MemoryEstimate& b, MemoryEstimate* out) {
@@ -291,7 +300,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   }
   Max(e, setup, &e);
   Max(e, head, &e);
-  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c));
+  const double model_bytes = ModelParams(c);
   if (o.self_calibration) {
     // Sampling runs before the engine with the whole model loaded (then freed).
     MemoryEstimate s;
@@ -315,9 +324,8 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
 
 MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: evaluation needs windows and tokens");
-  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
-  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : DefaultEvalBatch(c, o.seq_len));
-  const double batch_tokens = static_cast<double>(b) * o.seq_len;
+  const double model_bytes = ModelParams(c) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const double batch_tokens = EvalBatchTokens(c, o);
   MemoryEstimate e;
   e.what = "eval";
   e.Add("process", kOverhead);
@@ -342,9 +350,8 @@ MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
 
 MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: measuring needs windows and tokens");
-  const double model_bytes = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
-  const int64_t b = std::min(o.windows, o.batch > 0 ? o.batch : DefaultEvalBatch(c, o.seq_len));
-  const double batch_tokens = static_cast<double>(b) * o.seq_len, tokens = static_cast<double>(o.windows) * o.seq_len;
+  const double model_bytes = ModelParams(c) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const double batch_tokens = EvalBatchTokens(c, o), tokens = static_cast<double>(o.windows) * o.seq_len;
   const double entries = 2.0 * 2.0 * (2.0 * c.layers + 2);  // both kinds, both frames, two sites per layer + head
   MemoryEstimate e;
   e.what = "measure";
@@ -361,7 +368,7 @@ MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o)
 MemoryEstimate EstimateSweep(const ModelConfig& c, const std::vector<CompressMemoryOptions>& runs,
                              const EvalMemoryOptions& eval) {
   EvalMemoryOptions ev = eval;
-  const double reference = (TopParams(c) + c.layers * BlockParams(c)) * ResidentPerParam(4, ev.disk_bytes);
+  const double reference = ModelParams(c) * ResidentPerParam(4, ev.disk_bytes);
   ev.compute_bytes = 4;
   MemoryEstimate best = EstimateMeasure(c, ev);
   for (const auto& r : runs) {
