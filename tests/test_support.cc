@@ -75,4 +75,43 @@ bool HavePythonTorch() {
   return have == 1;
 }
 
+std::string RefEnv() {
+  const char* env = std::getenv("PERPCOMP_REFENV");
+  if (env != nullptr && *env) return env;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string cache = (xdg != nullptr && *xdg) ? std::string(xdg) : std::string(home ? home : "") + "/.cache";
+  return cache + "/perpcomp/refenv";
+}
+
+std::string RefPython() {
+  // tools/setup-reference.sh writes the stamp last, after the imports were checked.
+  std::string env = RefEnv();
+  std::error_code ec;
+  if (!stdfs::exists(env + "/bin/python", ec) || !stdfs::exists(env + "/.perpcomp-requirements.sha256", ec)) return "";
+  return env + "/bin/python";
+}
+
+RunResult RunRefPython(const std::string& script, const std::string& args) {
+  std::string py = RefPython();
+  if (py.empty()) return RunResult{127, "", "the reference environment " + RefEnv() + " is not set up"};
+  // No model hub: everything the references load is a local folder.
+  return Run("HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 '" + py + "' '" + SourceDir() + "/" +
+             script + "' " + args);
+}
+
+bool InCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && (std::string(ci) == "true" || std::string(ci) == "1");
+}
+
+void ExitSkipped(const std::string& reason) {
+  const char* ctest = std::getenv("PERPCOMP_CTEST");
+  if (ctest == nullptr || std::string(ctest) != "1") return;
+  std::fprintf(stdout, "SKIPPED: %s\n", reason.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(kSkipExitCode);  // no static destructors: Catch2's session is mid-test
+}
+
 }  // namespace pc::test

@@ -1,6 +1,8 @@
-// tests/test_support.h — finding ../shared, temporary folders, running the perpcomp binary.
+// tests/test_support.h — finding ../shared and the reference environment, temporary folders,
+// running the perpcomp binary, skipping a test that cannot run.
 #pragma once
 
+#include <sstream>
 #include <string>
 
 namespace pc::test {
@@ -28,14 +30,39 @@ RunResult RunPerpcomp(const std::string& args);
 // /usr/bin/python3 with torch available (false: skip the parity test).
 bool HavePythonTorch();
 
+// The reference Python environment (tools/setup-reference.sh): $PERPCOMP_REFENV (CTest sets it
+// from the CMake cache variable PC_REFENV), else $XDG_CACHE_HOME/perpcomp/refenv.
+std::string RefEnv();
+// RefEnv()'s python when setup-reference.sh completed there (its stamp file exists), else "".
+std::string RefPython();
+// Runs `<RefPython()> <SourceDir()>/<script> <args>` (script relative to the source root).
+RunResult RunRefPython(const std::string& script, const std::string& args);
+
+// CI=true (.ci/run exports it): a test that cannot run fails instead of skipping.
+bool InCi();
+// The exit code of a skipped test; pc_add_test declares it as CTest's SKIP_RETURN_CODE.
+constexpr int kSkipExitCode = 77;
+// Under CTest (PERPCOMP_CTEST=1, one test case per process) prints the reason and ends the
+// process with kSkipExitCode; run by hand, returns (the caller warns and returns).
+void ExitSkipped(const std::string& reason);
+
 }  // namespace pc::test
 
-// Skips the rest of a test case, with a message, when the shared data is absent.
-#define PC_SKIP_IF(cond, message) \
-  do {                            \
-    if (cond) {                   \
-      WARN("skipped: " << message); \
-      return;                     \
-    }                             \
+// Skips the rest of a test case with a message: CTest reports it as skipped (exit code 77),
+// never passed. Under CI=true it fails: CI installs everything a test needs (tools/setup.sh,
+// tools/setup-reference.sh, ../shared), so a skip there is a broken setup.
+#define PC_SKIP_IF(cond, message)                                             \
+  do {                                                                        \
+    if (cond) {                                                               \
+      std::ostringstream pc_skip_reason_;                                     \
+      pc_skip_reason_ << message;                                             \
+      if (::pc::test::InCi()) FAIL("cannot run under CI=true: " << pc_skip_reason_.str()); \
+      ::pc::test::ExitSkipped(pc_skip_reason_.str());                         \
+      WARN("skipped: " << pc_skip_reason_.str());                             \
+      return;                                                                 \
+    }                                                                         \
   } while (0)
 #define PC_REQUIRE_SHARED() PC_SKIP_IF(::pc::test::SharedData().empty(), "../shared/data is absent (set PERPCOMP_SHARED)")
+#define PC_REQUIRE_REFENV()                                                                     \
+  PC_SKIP_IF(::pc::test::RefPython().empty(), "the reference environment " << ::pc::test::RefEnv() \
+                                                  << " is not set up (run tools/setup-reference.sh)")

@@ -11,6 +11,7 @@ packages=(
   catch2 libyaml-dev nlohmann-json3-dev
   libsentencepiece-dev libpcre2-dev libicu-dev
   python3 python3-torch python3-numpy python3-h5py python3-scipy
+  python3-venv      # tools/setup-reference.sh creates the reference environment with python3 -m venv
   clang-14 libclang-rt-14-dev
   slurm-wlm munge   # the sharded-sweep test starts a single-node Slurm (tests/sweep/)
   chromium          # the report test renders report.html headless (tests/reports/)

@@ -1,0 +1,94 @@
+// perpcomp's outputs load where users run them: every registered method (compress/ registry) on
+// every supported architecture (model/arch.cc) writes a folder that transformers'
+// AutoModelForCausalLM.from_pretrained loads with no missing, unexpected or ignored tensor and no
+// warning, and transformers' logits of that folder equal perpcomp's own forward of it.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <fstream>
+
+#include "compress/method.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "core/tensor_util.h"
+#include "model/arch.h"
+#include "model/model.h"
+#include "tests/oracle/oracle_util.h"
+#include "tests/test_support.h"
+
+namespace {
+constexpr double kMaxRelLogitDiff = 1e-4;
+
+struct MethodCase {
+  std::string name;    // "awq", "sparsegpt+w4"
+  std::string recipe;  // path of the recipe file
+};
+
+// One recipe per registered method with its defaults (group 16 where it quantizes, so the tiny
+// models have several groups per row), and a second one with 4 bits where quantization is
+// optional (bits 0 allowed, e.g. sparsegpt: "sparsegpt+w4").
+std::vector<MethodCase> MethodCases(const std::string& dir) {
+  std::vector<MethodCase> out;
+  const pc::MethodRegistry& r = pc::MethodRegistry::Builtins();
+  for (const auto& name : r.Names()) {
+    const pc::MethodInfo& m = r.Get(name);
+    bool group = false, optional_bits = false;
+    for (const auto& p : m.params) {
+      if (p.name == "group_size") group = true;
+      if (p.name == "bits") {
+        for (int64_t v : p.also_allowed) optional_bits |= v == 0;
+      }
+    }
+    auto write = [&](const std::string& label, const std::string& params) {
+      std::string path = dir + "/" + label + ".yaml";
+      std::ofstream f(path);
+      f << "name: oracle-" << label << "\nmethod: " << name << "\n"
+        << (params.empty() ? "" : "params:\n" + params) << "ignore:\n  - '^lm_head$'\n";
+      out.push_back({label, path});
+    };
+    const std::string g = group ? "  group_size: 16\n" : "";
+    write(name, g);
+    if (optional_bits) write(name + "+w4", g + "  bits: 4\n");
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("transformers loads every method's output on every architecture", "[oracle][compress][slow]") {
+  PC_REQUIRE_REFENV();
+  std::string dir = pc::test::TempDir("oracle-compress");
+  std::vector<std::string> types = pc::SupportedModelTypes();
+  pc::test::RunOracle("make-models '" + dir + "/src' " + pc::Join(types, " "));
+  std::vector<MethodCase> methods = MethodCases(dir);
+  REQUIRE(methods.size() >= 8);
+  std::vector<std::string> outs, labels;
+  for (const auto& type : types) {
+    for (const auto& m : methods) {
+      std::string out = dir + "/" + type + "-" + m.name;
+      pc::test::RunResult r = pc::test::RunPerpcomp("compress --threads 1 --model '" + dir + "/src/" + type +
+                                                    "' --recipe '" + m.recipe + "' --calib self:4 --calib-seq-len 32 --out '" + out + "'");
+      INFO(type << " " << m.name << ": " << r.err);
+      CHECK(r.exit_code == 0);
+      if (r.exit_code == 0) {
+        outs.push_back(out);
+        labels.push_back(type + " " + m.name);
+      }
+    }
+  }
+  REQUIRE(!outs.empty());
+  // Three windows of 40 ids below every model's vocabulary (random: no shared data needed).
+  at::Generator gen = at::detail::createCPUGenerator(17);
+  at::Tensor tokens = at::randint(0, 256, {3, 40}, gen, at::kLong);
+  std::string tok = pc::test::WriteTokens(tokens, dir);
+  pc::test::RunOracle("forward '" + tok + "' '" + pc::Join(outs, "' '") + "'");
+  for (size_t i = 0; i < outs.size(); ++i) {
+    INFO(labels[i] << " (" << outs[i] << ")");
+    pc::test::OracleForward ref = pc::test::ReadOracle(outs[i] + ".oracle");
+    CHECK(pc::test::LoadProblems(ref.meta) == "");
+    auto model = pc::Model::Load(outs[i]);
+    const double rel = pc::MaxRelDiff(model->Forward(tokens), ref.logits);
+    INFO("max |logit difference| / max |logit| " << rel);
+    CHECK(rel < kMaxRelLogitDiff);
+  }
+}
