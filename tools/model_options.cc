@@ -22,9 +22,8 @@ std::unique_ptr<Model> LoadModel(const ModelOptions& opts) {
 }
 
 std::unique_ptr<Tokenizer> LoadModelTokenizer(const std::string& model_dir) {
-  PC_CHECK(fs::Exists(fs::Join(model_dir, "tokenizer.json")) || fs::Exists(fs::Join(model_dir, "tokenizer.model")),
-           "'", model_dir, "' has no tokenizer.json or tokenizer.model");
-  return LoadTokenizer(model_dir);
+  PC_CHECK(fs::IsDirectory(model_dir), "model folder '", model_dir, "' does not exist");
+  return LoadTokenizer(model_dir);  // tokenizer.json, tokenizer.model or vocab.json + merges.txt
 }
 
 }  // namespace pc::cli

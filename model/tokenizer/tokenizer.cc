@@ -10,6 +10,7 @@
 #include "model/tokenizer/bpe_tokenizer.h"
 #include "model/tokenizer/sp_bpe_json.h"
 #include "model/tokenizer/sp_model_proto.h"
+#include "model/tokenizer/vocab_merges.h"
 
 namespace pc {
 
@@ -66,7 +67,12 @@ std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& path) {
     bool has_model = fs::Exists(model);
     if (fs::Exists(json)) return LoadJson(json, has_model ? model : "");
     if (has_model) return TokenizerFromSentencePieceBpe(model);
-    PC_THROW("tokenizer folder '", path, "' has neither tokenizer.json nor tokenizer.model");
+    if (tok::HasVocabMerges(path)) {
+      tok::FolderConfig folder = tok::ReadFolderConfig(path);
+      return std::make_unique<tok::BpeTokenizer>(tok::VocabMergesTokenizerJson(path),
+                                                 fs::Join(path, "vocab.json") + " + merges.txt", &folder);
+    }
+    PC_THROW("tokenizer folder '", path, "' has neither tokenizer.json, tokenizer.model nor vocab.json + merges.txt");
   }
   if (EndsWith(path, ".json")) return LoadJson(path, "");
   if (EndsWith(path, ".model")) return TokenizerFromSentencePieceBpe(path);

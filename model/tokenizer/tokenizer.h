@@ -66,7 +66,9 @@ class Tokenizer {
   std::string sentencepiece_model_;
 };
 
-// A folder with tokenizer.json (preferred) or tokenizer.model, or a path to either file.
+// A folder with tokenizer.json (preferred), tokenizer.model, or vocab.json + merges.txt (GPT-2/OPT
+// style, converted as Hugging Face transformers does: vocab_merges.h), or a path to a
+// tokenizer.json or tokenizer.model.
 // tokenizer_config.json and config.json beside a tokenizer.json supply bos/eos ids that
 // tokenizer.json's post-processor does not settle. A tokenizer.model loads as
 // TokenizerFromSentencePieceBpe does; so does a folder whose tokenizer.json has a model type other

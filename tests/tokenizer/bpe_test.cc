@@ -75,7 +75,7 @@ TEST_CASE("tokenizer.json errors name the file, the entry and what was expected"
   CHECK_THROWS_WITH(load_text("deep.json", std::string(500, '[') + std::string(500, ']')),
                     Contains("nested deeper than"));
   CHECK_THROWS_WITH(pc::LoadTokenizer(dir + "/missing.json"), Contains("does not exist"));
-  CHECK_THROWS_WITH(pc::LoadTokenizer(dir), Contains("neither tokenizer.json nor tokenizer.model"));
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir), Contains("neither tokenizer.json, tokenizer.model nor vocab.json + merges.txt"));
 
   CHECK_THROWS_WITH(Make({{"model", {{"type", "WordPiece"}, {"vocab", {{"a", 0}}}}}}),
                     Contains("unsupported model type 'WordPiece'") && Contains("supported: BPE"));

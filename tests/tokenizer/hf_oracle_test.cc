@@ -91,3 +91,14 @@ TEST_CASE("HF tokenizers oracle: tiny-random-gpt2 folder via AutoTokenizer", "[t
   std::string path = pc::test::SharedPath("models/tiny-random-gpt2");
   CompareWithHf(*pc::LoadTokenizer(path), "folder", path);
 }
+
+TEST_CASE("HF tokenizers oracle: a vocab.json + merges.txt folder via AutoTokenizer", "[tokenizer][oracle][shared]") {
+  PC_REQUIRE_SHARED();
+  PC_REQUIRE_REFENV();
+  // tiny-random-gpt2 without its tokenizer.json: transformers converts the GPT-2 slow tokenizer.
+  std::string src = pc::test::SharedPath("models/tiny-random-gpt2"), dir = pc::test::TempDir("hf-vocab-merges");
+  for (const char* f : {"vocab.json", "merges.txt", "special_tokens_map.json", "tokenizer_config.json", "config.json"}) {
+    pc::test::WriteFileBytes(dir + "/" + f, pc::fs::ReadFile(src + "/" + f));
+  }
+  CompareWithHf(*pc::LoadTokenizer(dir), "folder", dir);
+}

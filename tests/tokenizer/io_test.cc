@@ -92,3 +92,37 @@ TEST_CASE("merges with a space in a token are written as pairs", "[tokenizer]") 
   CHECK(saved["model"]["merges"][0] == nlohmann::json::array({"a", " "}));
   CHECK(pc::LoadTokenizer(dir + "/out.json")->Encode("a b") == std::vector<int32_t>{2, 3});
 }
+
+namespace {
+// A copy of tiny-random-gpt2's tokenizer files without tokenizer.json (as GPT-2/OPT repositories
+// publish them); `config` replaces tokenizer_config.json when given.
+std::string VocabMergesFolder(const std::string& name, const std::string& config = "") {
+  std::string src = pc::test::SharedPath("models/tiny-random-gpt2"), dir = pc::test::TempDir(name);
+  for (const char* f : {"vocab.json", "merges.txt", "special_tokens_map.json", "tokenizer_config.json"}) {
+    pc::test::WriteFileBytes(dir + "/" + f, pc::fs::ReadFile(src + "/" + f));
+  }
+  if (!config.empty()) pc::test::WriteFileBytes(dir + "/tokenizer_config.json", config);
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("vocab.json + merges.txt folder loads as its tokenizer.json", "[tokenizer][shared]") {
+  PC_REQUIRE_SHARED();
+  auto json = pc::LoadTokenizer(pc::test::SharedPath("models/tiny-random-gpt2/tokenizer.json"));
+  auto files = pc::LoadTokenizer(VocabMergesFolder("vm-gpt2"));
+  CHECK(files->kind() == "bpe-bytelevel");
+  CheckSameTokenizer(*json, *files);
+  CHECK(files->prefix_ids().empty());
+  // OPT's tokenizer_config.json: add_bos_token puts the bos token first.
+  auto opt = pc::LoadTokenizer(VocabMergesFolder(
+      "vm-opt", R"({"add_bos_token": true, "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"})"));
+  CHECK(opt->prefix_ids() == std::vector<int32_t>{0});
+  CHECK(opt->Encode("hello world") == json->Encode("hello world"));
+}
+
+TEST_CASE("vocab.json + merges.txt: a bad merges line is an error naming the line", "[tokenizer][shared]") {
+  PC_REQUIRE_SHARED();
+  std::string dir = VocabMergesFolder("vm-bad");
+  pc::test::WriteFileBytes(dir + "/merges.txt", "#version: 0.2\nĠ t\nh e x\n");
+  CHECK_THROWS_WITH(pc::LoadTokenizer(dir), Contains("merges.txt line 3: expected two pieces separated by one space, got 'h e x'"));
+}
