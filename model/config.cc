@@ -103,15 +103,25 @@ ModelConfig ParseModelConfig(const nlohmann::json& j, const std::string& where) 
   c.embed_dim = c.hidden;
   c.rotary_dim = c.head_dim;
 
+  // transformers >= 5 writes RoPE settings as "rope_parameters": {rope_type, rope_theta,
+  // partial_rotary_factor, ...}; older configs have them at the top level.
+  const nlohmann::json* rope_params = FindKey(j, "rope_parameters");
+  PC_CHECK(rope_params == nullptr || rope_params->is_object(), where, ": rope_parameters must be an object");
+  const nlohmann::json& rope = rope_params != nullptr ? *rope_params : j;
   if (a.pos == PosKind::kRope) {
-    c.rope_theta = GetDouble(j, "rope_theta|rotary_emb_base", 10000.0, where);
+    c.rope_theta = GetDouble(rope, "rope_theta|rotary_emb_base", GetDouble(j, "rope_theta|rotary_emb_base", 10000.0, where),
+                             where);
     PC_CHECK(c.rope_theta > 0, where, ": rope_theta must be positive");
     const nlohmann::json* scaling = FindKey(j, "rope_scaling");
     PC_CHECK(scaling == nullptr, where, ": rope_scaling ", scaling ? scaling->dump() : "",
              " is not supported (only unscaled RoPE)");
+    const nlohmann::json* type = rope_params != nullptr ? FindKey(*rope_params, "rope_type") : nullptr;
+    PC_CHECK(type == nullptr || (type->is_string() && type->get<std::string>() == "default"), where,
+             ": rope_parameters ", rope_params ? rope_params->dump() : "", " is not supported (only rope_type default)");
   }
   if (c.model_type == "gpt_neox") {
-    double pct = GetDouble(j, "rotary_pct|partial_rotary_factor", 0.25, where);
+    double pct = GetDouble(rope, "rotary_pct|partial_rotary_factor",
+                           GetDouble(j, "rotary_pct|partial_rotary_factor", 0.25, where), where);
     PC_CHECK(pct > 0 && pct <= 1, where, ": rotary_pct ", pct, " must lie in (0, 1]");
     c.rotary_dim = static_cast<int64_t>(c.head_dim * pct);
     PC_CHECK(c.rotary_dim % 2 == 0 && c.rotary_dim > 0, where, ": rotary_pct ", pct, " x head_dim ", c.head_dim,

@@ -18,7 +18,7 @@ constexpr double kMaxRelLogitDiff = 1e-4;  // of the largest |logit|
 constexpr double kMaxRelNllDiff = 1e-5;
 }  // namespace
 
-TEST_CASE("transformers parity: every architecture, variant and checkpoint dtype", "[oracle][parity][shared]") {
+TEST_CASE("transformers parity: every architecture, variant and checkpoint dtype", "[oracle][parity][shared][slow]") {
   PC_REQUIRE_SHARED();
   PC_REQUIRE_REFENV();
   // Two windows of 64 WikiText-2 bytes: longer than the sliding windows (16) of mistral and qwen2.

@@ -20,14 +20,15 @@ the dtype, as users' checkpoints are written.
 The forward: AutoModelForCausalLM.from_pretrained(MODEL_DIR) in float32 with eager attention on
 TOKENS (one window per line, ids separated by spaces). Writes X.oracle (float32 logits
 (windows, T, V), little endian) and X.oracle.json: shape, transformers' own mean next-token NLL
-(labels=input_ids), and how the folder loaded: loading info (missing, unexpected, mismatched
-keys, errors), checkpoint tensors the model does not use, model tensors the checkpoint does not
-give (tied ones excepted), and every warning transformers logged while loading.
+(labels=input_ids), and how the folder loaded: transformers' loading info (missing, unexpected,
+mismatched keys, errors), checkpoint tensors it drops silently (the class's
+_keys_to_ignore_on_load_unexpected), and every warning transformers logged while loading.
 """
 import argparse
 import json
 import logging
 import os
+import re
 import sys
 import warnings
 
@@ -95,7 +96,7 @@ def make_model(model_type, variant, dtype, out, seed):
     from transformers import AutoModelForCausalLM
     config = small_config(model_type, variant)
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32, attn_implementation="eager")
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="eager")
     # Non-trivial values everywhere (the default init has unit norms and zero biases, which would
     # hide a norm or bias read wrongly): norms ~ 1 + N(0, 0.2), biases ~ N(0, 0.1), embeddings
     # ~ N(0, 1), other matrices ~ N(0, 0.35 / sqrt(fan_in / 48)).
@@ -151,19 +152,16 @@ def forward(model_dir, tokens_path, out):
     tlog.addHandler(records)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model, info = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32,
+        model, info = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
                                                            attn_implementation="eager", output_loading_info=True)
     tlog.removeHandler(records)
     model.eval()
-    # What the checkpoint holds against what the model reads. Tied tensors (one storage under two
-    # names) count as given when any of their names is in the checkpoint.
-    given = checkpoint_names(model_dir)
-    state = model.state_dict()
-    by_storage = {}
-    for k, v in state.items():
-        by_storage.setdefault(v.data_ptr(), set()).add(k)
-    not_given = sorted(k for k, v in state.items() if not (by_storage[v.data_ptr()] & given))
-    unused = sorted(given - set(state.keys()))
+    # Checkpoint tensors transformers drops without listing them as unexpected: those matching the
+    # class's _keys_to_ignore_on_load_unexpected patterns.
+    patterns = [re.compile(p) for p in (getattr(model, "_keys_to_ignore_on_load_unexpected", None) or [])]
+    expected = set(model.state_dict().keys())
+    ignored = sorted(k for k in checkpoint_names(model_dir)
+                     if k not in expected and any(p.search(k) for p in patterns))
     ids = read_tokens(tokens_path)
     with torch.no_grad():
         res = model(input_ids=ids, labels=ids)
@@ -178,8 +176,7 @@ def forward(model_dir, tokens_path, out):
         "unexpected_keys": sorted(info.get("unexpected_keys", [])),
         "mismatched_keys": [str(m) for m in info.get("mismatched_keys", [])],
         "error_msgs": [str(m) for m in info.get("error_msgs", [])],
-        "checkpoint_unused": unused,
-        "model_not_given": not_given,
+        "ignored_keys": ignored,
         "warnings": records.messages + [str(w.message) for w in caught],
     }
     json.dump(meta, open(out + ".json", "w"), indent=1)
@@ -207,6 +204,8 @@ def main():
     f.add_argument("model_dirs", nargs="+")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    import transformers
+    transformers.utils.logging.disable_progress_bar()
     if a.cmd == "parity-set":
         index = []
         for mt in a.model_types:

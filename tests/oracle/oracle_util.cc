@@ -60,8 +60,8 @@ double MeanNextTokenNll(const at::Tensor& logits, const at::Tensor& tokens) {
 
 std::string LoadProblems(const nlohmann::json& meta) {
   std::ostringstream os;
-  for (const char* key : {"missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs", "checkpoint_unused",
-                          "model_not_given", "warnings"}) {
+  for (const char* key : {"missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs", "ignored_keys",
+                          "warnings"}) {
     if (!meta.contains(key) || meta[key].empty()) continue;
     os << key << ":";
     for (const auto& v : meta[key]) os << " " << v.get<std::string>();

@@ -26,8 +26,8 @@ OracleForward ReadOracle(const std::string& prefix);  // X.oracle and X.oracle.j
 // convention of transformers' labels=input_ids loss: every window's T-1 predictions).
 double MeanNextTokenNll(const at::Tensor& logits, const at::Tensor& tokens);
 // Everything that went wrong when transformers loaded the folder ("" when nothing): missing,
-// unexpected, mismatched keys, load errors, checkpoint tensors the model ignores, model tensors
-// the checkpoint does not give, and warnings transformers logged.
+// unexpected, mismatched keys, load errors, checkpoint tensors it drops silently (ignore patterns),
+// and warnings transformers logged.
 std::string LoadProblems(const nlohmann::json& meta);
 
 }  // namespace pc::test
