@@ -40,26 +40,29 @@ std::vector<MethodCase> MethodCases(const std::string& dir) {
         for (int64_t v : p.also_allowed) optional_bits |= v == 0;
       }
     }
-    auto write = [&](const std::string& label, const std::string& params) {
-      std::string path = dir + "/" + label + ".yaml";
+    auto write = [&](const std::string& label, const std::string& file, const std::string& params) {
+      std::string path = dir + "/" + file + ".yaml";
       std::ofstream f(path);
-      f << "name: oracle-" << label << "\nmethod: " << name << "\n"
+      f << "name: oracle-" << file << "\nmethod: " << name << "\n"
         << (params.empty() ? "" : "params:\n" + params) << "ignore:\n  - '^lm_head$'\n";
       out.push_back({label, path});
     };
     const std::string g = group ? "  group_size: 16\n" : "";
-    write(name, g);
-    if (optional_bits) write(name + "+w4", g + "  bits: 4\n");
+    write(name, name, g);
+    if (optional_bits) write(name + "+w4", name + "-w4", g + "  bits: 4\n");
   }
   return out;
 }
 }  // namespace
 
-TEST_CASE("transformers loads every method's output on every architecture", "[oracle][compress][slow]") {
+TEST_CASE("transformers loads every method's output on every architecture", "[oracle][compress][shared][slow]") {
+  PC_REQUIRE_SHARED();
   PC_REQUIRE_REFENV();
   std::string dir = pc::test::TempDir("oracle-compress");
   std::vector<std::string> types = pc::SupportedModelTypes();
-  pc::test::RunOracle("make-models '" + dir + "/src' " + pc::Join(types, " "));
+  pc::test::RunOracle("make-models '" + pc::test::SharedPath("models/tiny-random-gpt2") + "' '" + dir + "/src' " +
+                      pc::Join(types, " "));
+  const std::string calib = pc::test::SharedPath("text/c4-sample/c4_sample.jsonl");
   std::vector<MethodCase> methods = MethodCases(dir);
   REQUIRE(methods.size() >= 8);
   std::vector<std::string> outs, labels;
@@ -67,7 +70,8 @@ TEST_CASE("transformers loads every method's output on every architecture", "[or
     for (const auto& m : methods) {
       std::string out = dir + "/" + type + "-" + m.name;
       pc::test::RunResult r = pc::test::RunPerpcomp("compress --threads 1 --model '" + dir + "/src/" + type +
-                                                    "' --recipe '" + m.recipe + "' --calib self:4 --calib-seq-len 32 --out '" + out + "'");
+                                                    "' --recipe '" + m.recipe + "' --calib '" + calib +
+                                                    "' --calib-samples 4 --calib-seq-len 32 --calib-windowing random --out '" + out + "'");
       INFO(type << " " << m.name << ": " << r.err);
       CHECK(r.exit_code == 0);
       if (r.exit_code == 0) {
@@ -77,9 +81,7 @@ TEST_CASE("transformers loads every method's output on every architecture", "[or
     }
   }
   REQUIRE(!outs.empty());
-  // Three windows of 40 ids below every model's vocabulary (random: no shared data needed).
-  at::Generator gen = at::detail::createCPUGenerator(17);
-  at::Tensor tokens = at::randint(0, 256, {3, 40}, gen, at::kLong);
+  at::Tensor tokens = pc::test::WikiTextByteWindows(3, 40);
   std::string tok = pc::test::WriteTokens(tokens, dir);
   pc::test::RunOracle("forward '" + tok + "' '" + pc::Join(outs, "' '") + "'");
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -7,8 +7,9 @@ environment (tools/setup-reference.sh), never in Debian's python3.
       model (below) in OUT/<type>-<variant>-<dtype> and runs the forward (below) into
       OUT/<type>-<variant>-<dtype>.oracle; OUT/index.json lists them. Exits 3 for a model_type
       with no small config here (add one to SMALL).
-  hf_oracle.py make-models OUT MODEL_TYPE...
-      the first variant of each MODEL_TYPE in f32, into OUT/<type>.
+  hf_oracle.py make-models TOKENIZER_DIR OUT MODEL_TYPE...
+      the first variant of each MODEL_TYPE in f32, into OUT/<type>, with the tokenizer files of
+      TOKENIZER_DIR (a 1000-token GPT-2 tokenizer) beside it.
   hf_oracle.py forward TOKENS MODEL_DIR...
       the forward of each MODEL_DIR into MODEL_DIR.oracle.
 
@@ -29,12 +30,15 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import warnings
 
 import torch
 
-VOCAB = 512  # ids are the bytes of real text (tests/oracle/oracle_test.cc), so 256 would do
+# The vocabulary of ../shared/data/models/tiny-random-gpt2's tokenizer, which make-models copies
+# into its folders (perpcomp compress calibrates on text); the parity test's ids are bytes.
+VOCAB = 1000
 
 # Per model_type: the small config every variant starts from, and the variants (config changes).
 SMALL = {
@@ -197,6 +201,7 @@ def main():
     p.add_argument("out")
     p.add_argument("model_types", nargs="+")
     m = sub.add_parser("make-models")
+    m.add_argument("tokenizer_dir")
     m.add_argument("out")
     m.add_argument("model_types", nargs="+")
     f = sub.add_parser("forward")
@@ -219,7 +224,11 @@ def main():
         json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=1)
     elif a.cmd == "make-models":
         for i, mt in enumerate(a.model_types):
-            make_model(mt, variants_of(mt)[0], "f32", os.path.join(a.out, mt), seed=100 + i)
+            d = os.path.join(a.out, mt)
+            make_model(mt, variants_of(mt)[0], "f32", d, seed=100 + i)
+            for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"):
+                if os.path.exists(os.path.join(a.tokenizer_dir, f)):
+                    shutil.copy(os.path.join(a.tokenizer_dir, f), d)
     else:
         for d in a.model_dirs:
             forward(d, a.tokens, d.rstrip("/") + ".oracle")
