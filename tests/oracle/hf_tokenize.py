@@ -4,8 +4,8 @@ environment (tools/setup-reference.sh).
 
   hf_tokenize.py KIND PATH SHARED_DATA OUT
       KIND json:       PATH is a tokenizer.json, loaded by tokenizers.Tokenizer.from_file
-      KIND llama-spm:  PATH is a sentencepiece tokenizer.model, converted by transformers'
-                       LlamaTokenizerFast (its LlamaConverter), as Llama checkpoints are loaded
+      KIND sentencepiece: PATH is a sentencepiece tokenizer.model, run by the sentencepiece
+                       library itself (see load() for why not transformers' conversion)
       KIND folder:     PATH is a model folder, loaded by AutoTokenizer.from_pretrained (fast)
       Tokenizes every text of the corpus below without special tokens and writes OUT, JSON lines
       {"set", "text", "ids", "decoded", "roundtrip"}: decoded is the backend's decode of ids
@@ -107,9 +107,21 @@ def load(kind, path):
     if kind == "json":
         from tokenizers import Tokenizer
         tok = Tokenizer.from_file(path)
-    elif kind == "llama-spm":
-        from transformers import LlamaTokenizerFast
-        tok = LlamaTokenizerFast(vocab_file=path, from_slow=True).backend_tokenizer
+    elif kind == "sentencepiece":
+        # The tokenizer.model's own library. transformers 5's conversion of a folder holding only
+        # tokenizer.model (LlamaTokenizer.from_pretrained, legacy or not) uses a Metaspace
+        # pre-tokenizer that does not add the dummy-prefix "▁" before text that starts with a
+        # space, so it differs from sentencepiece and from the tokenizer.json Llama repositories
+        # publish (transformers 4's LlamaConverter); perpcomp follows sentencepiece.
+        import sentencepiece
+        sp = sentencepiece.SentencePieceProcessor(model_file=path)
+
+        def encode(texts):
+            return sp.encode(texts, out_type=int)
+
+        def decode(ids):
+            return sp.decode(ids)
+        return encode, decode
     elif kind == "folder":
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(path, use_fast=True).backend_tokenizer
@@ -129,6 +141,10 @@ def main():
     encode, decode = load(kind, path)
     with open(out, "w", encoding="utf-8") as f:
         for name, texts in corpus(shared):
+            if kind == "sentencepiece":
+                # sentencepiece never matches control pieces typed in the text; Hugging Face
+                # tokenizers and perpcomp do (tests/tokenizer/vectors_test.cc checks that).
+                texts = [t for t in texts if not any(p in t for p in ("<s>", "</s>", "<unk>"))]
             for text, ids in zip(texts, encode(texts)):
                 decoded = decode(ids)
                 f.write(json.dumps({"set": name, "text": text, "ids": ids, "decoded": decoded,
