@@ -17,7 +17,8 @@ endfunction()
 
 # pc_add_test(<name> SOURCES ... DEPS ...): one Catch2 binary, each TEST_CASE a CTest test.
 # Tests find the shared data through PERPCOMP_SHARED (../shared when unset) and the reference
-# Python environment through PERPCOMP_REFENV (the cache variable PC_REFENV). A test that cannot
+# Python environment through PERPCOMP_REFENV, else the cache variable PC_REFENV (written to
+# <build>/pc_refenv.txt by tests/CMakeLists.txt, so a reconfigure takes effect). A test that cannot
 # run exits with code 77 (PC_SKIP_IF, tests/test_support.h), which CTest counts as skipped;
 # PERPCOMP_CTEST tells the test it runs under CTest (run by hand, a skip only warns and returns).
 function(pc_add_test name)
@@ -29,7 +30,9 @@ function(pc_add_test name)
   endif()
   catch_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES ENVIRONMENT "PERPCOMP_BUILD_DIR=${PROJECT_BINARY_DIR};PERPCOMP_SOURCE_DIR=${PROJECT_SOURCE_DIR};PERPCOMP_REFENV=${PC_REFENV};PERPCOMP_CTEST=1"
+    # One ENVIRONMENT entry only: catch_discover_tests flattens a list into property/value pairs.
+    # The build and source folders come from pc_test_support's compile definitions.
+    PROPERTIES ENVIRONMENT "PERPCOMP_CTEST=1"
                SKIP_RETURN_CODE 77
     DISCOVERY_TIMEOUT 60)
 endfunction()

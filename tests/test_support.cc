@@ -78,6 +78,9 @@ bool HavePythonTorch() {
 std::string RefEnv() {
   const char* env = std::getenv("PERPCOMP_REFENV");
   if (env != nullptr && *env) return env;
+  std::ifstream configured(BuildDir() + "/pc_refenv.txt");  // the CMake cache variable PC_REFENV
+  std::string path;
+  if (configured && std::getline(configured, path) && !path.empty()) return path;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   std::string cache = (xdg != nullptr && *xdg) ? std::string(xdg) : std::string(home ? home : "") + "/.cache";

@@ -30,8 +30,8 @@ RunResult RunPerpcomp(const std::string& args);
 // /usr/bin/python3 with torch available (false: skip the parity test).
 bool HavePythonTorch();
 
-// The reference Python environment (tools/setup-reference.sh): $PERPCOMP_REFENV (CTest sets it
-// from the CMake cache variable PC_REFENV), else $XDG_CACHE_HOME/perpcomp/refenv.
+// The reference Python environment (tools/setup-reference.sh): $PERPCOMP_REFENV, else the CMake
+// cache variable PC_REFENV (<build>/pc_refenv.txt), else $XDG_CACHE_HOME/perpcomp/refenv.
 std::string RefEnv();
 // RefEnv()'s python when setup-reference.sh completed there (its stamp file exists), else "".
 std::string RefPython();
