@@ -4,6 +4,7 @@
 
 #include "core/fs.h"
 #include "core/tensor_util.h"
+#include "model/config.h"
 #include "model/llama2c.h"
 #include "model/model.h"
 #include "tests/model/model_test_util.h"
@@ -113,4 +114,22 @@ TEST_CASE("save and reload give bitwise-identical logits", "[model]") {
     // The reference loads the saved folder too.
     CHECK(pc::MaxRelDiff(again->Forward(tokens), pc::test::ReferenceLogits("logits", out, tokens)) < kMaxRelLogitDiff);
   }
+}
+
+TEST_CASE("config.json: transformers 5's rope_parameters", "[model]") {
+  nlohmann::json llama = {{"model_type", "llama"}, {"vocab_size", 97}, {"hidden_size", 48},
+                          {"num_hidden_layers", 2}, {"num_attention_heads", 6}, {"num_key_value_heads", 2},
+                          {"intermediate_size", 80}, {"max_position_embeddings", 128},
+                          {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 500.0}}}};
+  CHECK(pc::ParseModelConfig(llama, "c.json").rope_theta == 500.0);
+  llama["rope_parameters"]["rope_type"] = "linear";
+  CHECK_THROWS_WITH(pc::ParseModelConfig(llama, "c.json"), Contains("c.json: rope_parameters") &&
+                                                                Contains("only rope_type default"));
+  nlohmann::json neox = {{"model_type", "gpt_neox"}, {"vocab_size", 97}, {"hidden_size", 48},
+                         {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"intermediate_size", 192},
+                         {"max_position_embeddings", 128},
+                         {"rope_parameters", {{"partial_rotary_factor", 0.5}, {"rope_theta", 10000}}}};
+  pc::ModelConfig c = pc::ParseModelConfig(neox, "c.json");
+  CHECK(c.rotary_dim == 6);  // head_dim 12 x 0.5
+  CHECK(c.rope_theta == 10000.0);
 }
