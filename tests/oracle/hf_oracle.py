@@ -7,6 +7,8 @@ environment (tools/setup-reference.sh), never in Debian's python3.
       model (below) in OUT/<type>-<variant>-<dtype> and runs the forward (below) into
       OUT/<type>-<variant>-<dtype>.oracle; OUT/index.json lists them. Exits 3 for a model_type
       with no small config here (add one to SMALL).
+  hf_oracle.py rope-set TOKENS OUT
+      the same for the RoPE scaling variants in ROPE (linear, dynamic, llama3, yarn), f32.
   hf_oracle.py make-models TOKENIZER_DIR OUT MODEL_TYPE...
       the first variant of each MODEL_TYPE in f32, into OUT/<type>, with the tokenizer files of
       TOKENIZER_DIR (a 1000-token GPT-2 tokenizer) beside it.
@@ -81,6 +83,20 @@ SMALL = {
     ),
 }
 
+# RoPE scaling as Llama-3.1/3.2 and Qwen2.5 configs carry it (transformers' rope types), on the
+# llama and qwen2 configs in f32: variant -> (model_type, config changes). max_position_embeddings
+# (dynamic) and original_max_position_embeddings lie below the test's 64 tokens, so scaling acts.
+ROPE = {
+    "rope-linear": ("llama", dict(rope_parameters=dict(rope_type="linear", factor=2.0, rope_theta=500.0))),
+    "rope-dynamic": ("llama", dict(max_position_embeddings=32,
+                                   rope_parameters=dict(rope_type="dynamic", factor=2.0, rope_theta=500.0))),
+    "rope-llama3": ("llama", dict(rope_parameters=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                                       high_freq_factor=4.0, original_max_position_embeddings=32,
+                                                       rope_theta=500.0))),
+    "rope-yarn": ("qwen2", dict(max_position_embeddings=128, rope_parameters=dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=32,
+                                                     rope_theta=500.0))),
+}
+
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -90,6 +106,8 @@ def small_config(model_type, variant):
         sys.stderr.write(f"hf_oracle.py: no small config for model_type '{model_type}' (add one to SMALL)\n")
         sys.exit(3)
     base, variants = SMALL[model_type]
+    if variant in ROPE and ROPE[variant][0] == model_type:
+        return AutoConfig.for_model(model_type, **{**base, **ROPE[variant][1]})
     if variant not in variants:
         sys.stderr.write(f"hf_oracle.py: {model_type} has no variant '{variant}' (have: {', '.join(variants)})\n")
         sys.exit(3)
@@ -200,6 +218,9 @@ def main():
     p.add_argument("tokens")
     p.add_argument("out")
     p.add_argument("model_types", nargs="+")
+    r = sub.add_parser("rope-set")
+    r.add_argument("tokens")
+    r.add_argument("out")
     m = sub.add_parser("make-models")
     m.add_argument("tokenizer_dir")
     m.add_argument("out")
@@ -221,6 +242,14 @@ def main():
                     forward(d, a.tokens, d + ".oracle")
                     index.append({"model_type": mt, "variant": variant, "dtype": dtype, "dir": d,
                                   "oracle": d + ".oracle"})
+        json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=1)
+    elif a.cmd == "rope-set":
+        index = []
+        for variant, (mt, _) in ROPE.items():
+            d = os.path.join(a.out, f"{mt}-{variant}-f32")
+            make_model(mt, variant, "f32", d, seed=50 + len(index))
+            forward(d, a.tokens, d + ".oracle")
+            index.append({"model_type": mt, "variant": variant, "dtype": "f32", "dir": d, "oracle": d + ".oracle"})
         json.dump(index, open(os.path.join(a.out, "index.json"), "w"), indent=1)
     elif a.cmd == "make-models":
         for i, mt in enumerate(a.model_types):
