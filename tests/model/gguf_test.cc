@@ -364,3 +364,24 @@ TEST_CASE("gguf: dequantization is bit-exact against the gguf package", "[model]
   // Every type perpcomp dequantizes was compared.
   CHECK(types.size() == 13);
 }
+
+TEST_CASE("gguf: the fuzz seeds' valid files open (versions 1, 2 and the gguf package's 3)", "[model][gguf]") {
+  const std::string dir = pc::test::SourceDir() + "/tests/fuzz/corpus/gguf_header/";
+  auto v1 = pc::GgufFile::Open(dir + "v1");
+  CHECK(v1->header().version == 1);
+  CHECK(v1->header().alignment == 64);
+  CHECK(v1->header().Find("tokenizer.ggml.tokens")->strings == std::vector<std::string>{"a", "\xe2\x96\x81" "b"});
+  std::vector<float> b(4);
+  v1->ReadF32(*v1->header().FindTensor("b"), b.data());
+  CHECK(b == std::vector<float>{5, 6, 7, 8});
+  auto v2 = pc::GgufFile::Open(dir + "v2");
+  CHECK(v2->header().version == 2);
+  auto v3 = pc::GgufFile::Open(dir + "all-types-v3");
+  CHECK(v3->header().version == 3);
+  CHECK(v3->header().tensors.size() == 14);
+  for (const char* hostile : {"hostile-big-endian", "hostile-huge-counts", "hostile-offset-past-end", "hostile-overlap",
+                              "hostile-shape-overflow"}) {
+    CAPTURE(hostile);
+    CHECK_THROWS_AS(pc::GgufFile::Open(dir + hostile), pc::Error);
+  }
+}
