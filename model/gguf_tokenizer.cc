@@ -15,7 +15,7 @@ constexpr int64_t kControl = 3;  // llama.cpp's token type of control (special) 
 constexpr const char* kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-nlohmann::json Str(const std::string& s) { return {{"String", s}}; }
+nlohmann::json StringPattern(const std::string& s) { return {{"String", s}}; }
 
 nlohmann::json ByteLevel(bool add_prefix_space, bool trim_offsets, bool use_regex) {
   return {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", trim_offsets},
@@ -209,7 +209,7 @@ GgufTokenizerFiles GgufTokenizerJson(const GgufFile& f) {
   if (llama && model == "llama") {
     nlohmann::json seq = nlohmann::json::array();
     if (add_prefix_space) seq.push_back({{"type", "Prepend"}, {"prepend", kMetaspace}});
-    seq.push_back({{"type", "Replace"}, {"pattern", Str(" ")}, {"content", kMetaspace}});
+    seq.push_back({{"type", "Replace"}, {"pattern", StringPattern(" ")}, {"content", kMetaspace}});
     normalizer = {{"type", "Sequence"}, {"normalizers", seq}};
   } else if (llama) {
     normalizer = {{"type", "Sequence"}, {"normalizers", nlohmann::json::array()}};
@@ -226,7 +226,7 @@ GgufTokenizerFiles GgufTokenizerJson(const GgufFile& f) {
   if (llama) {
     nlohmann::json seq = {{{"type", "ByteFallback"}},
                           {{"type", "Fuse"}},
-                          {{"type", "Replace"}, {"pattern", Str(kMetaspace)}, {"content", " "}}};
+                          {{"type", "Replace"}, {"pattern", StringPattern(kMetaspace)}, {"content", " "}}};
     if (model != "llama") seq.push_back(ByteLevel(false, false, true));
     if (add_prefix_space) seq.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
     decoder = {{"type", "Sequence"}, {"decoders", seq}};
