@@ -229,7 +229,7 @@ nlohmann::json ConfigFromGguf(const GgufFile& f, const GgufArch& a, const GgufTo
   if (std::string(a.model_type) == "gpt2") c["activation_function"] = a.hidden_act;
   const int64_t heads = f.Int(arch + ".attention.head_count");
   const int64_t hidden = f.Int(arch + ".embedding_length");
-  PC_CHECK(heads > 0 && hidden % heads == 0 || c.contains("head_dim"), f.path(), ": ", arch,
+  PC_CHECK(heads > 0 && (hidden % heads == 0 || c.contains("head_dim")), f.path(), ": ", arch,
            ".embedding_length ", hidden, " is not a multiple of ", arch, ".attention.head_count ", heads);
   const int64_t head_dim = c.contains("head_dim") ? c["head_dim"].get<int64_t>() : hidden / heads;
   if (const GgufValue* rope = f.Find(arch + ".rope.dimension_count")) {

@@ -172,7 +172,15 @@ GgufTokenizerFiles GgufTokenizerJson(const GgufFile& f) {
       PC_CHECK(vocab.contains(t), where, ": a qwen2 vocabulary must hold '", t, "'");
       added.push_back(AddedToken(vocab[t].get<int64_t>(), t));
     }
-  } else if (arch != "gpt2") {
+  } else if (arch == "gpt2") {
+    // transformers' GPT-2 conversion adds no tokens itself; its tokenizer class then adds the
+    // bos/eos/unk/pad tokens named by the metadata as special tokens.
+    for (int64_t id : {out.bos_id, out.eos_id, unk_id, pad_id}) {
+      bool dup = false;
+      for (const auto& a : added) dup = dup || a["id"] == id;
+      if (id >= 0 && !dup) added.push_back(AddedToken(id, v.tokens[id]));
+    }
+  } else {
     if (!v.types.empty()) {
       for (int64_t i = 0; i < n; ++i) {
         if (v.types[i] == kControl) added.push_back(AddedToken(i, v.tokens[i]));

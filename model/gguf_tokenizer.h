@@ -15,7 +15,7 @@
 //   - qwen2, qwen3: byte-level BPE, NFC, Qwen2's split regex, no unk.
 //   - gpt2, gptneox: byte-level BPE with GPT-2's pre-tokenizer.
 // Tokens of type 3 (control) become special added tokens (llama and gptneox; Qwen2's three fixed
-// ones for qwen2; none for gpt2, as transformers). tokenizer.ggml.pre (llama.cpp's pre-tokenizer
+// ones for qwen2; for gpt2 the bos/eos/unk/pad tokens, as transformers' tokenizer class adds them). tokenizer.ggml.pre (llama.cpp's pre-tokenizer
 // name) is recorded in tokenizer_config.json but, as in transformers, not used: transformers'
 // conversion ignores it, and matching its ids is what makes the two evaluations comparable.
 #pragma once

@@ -64,18 +64,23 @@ std::vector<std::string> SampleTexts() {
 
 // ids of transformers' GGUF tokenizer and of the converted tokenizer.json through Hugging Face
 // tokenizers, for `texts`, as [[...], ...] (tokenize) — compared with perpcomp's Encode.
+// `with_transformers` false (architectures transformers cannot load from GGUF: gptneox): the
+// reference is Hugging Face tokenizers on the converted tokenizer.json only.
 void CheckTokenizerAgrees(const std::string& gguf, const std::string& folder, const std::vector<std::string>& texts,
-                          const std::string& tmp) {
+                          const std::string& tmp, bool with_transformers = true) {
   nlohmann::json j = texts;
   const std::string texts_path = tmp + "/texts.json";
   pc::fs::WriteFileAtomic(texts_path, j.dump());
-  auto r = Ref("tokenize '" + gguf + "' '" + texts_path + "' '" + tmp + "/ids.json'");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  if (with_transformers) {
+    auto r = Ref("tokenize '" + gguf + "' '" + texts_path + "' '" + tmp + "/ids.json'");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
   auto r2 = Ref("tokenize-json '" + folder + "/tokenizer.json' '" + texts_path + "' '" + tmp + "/ids-json.json'");
   INFO(r2.err);
   REQUIRE(r2.exit_code == 0);
-  nlohmann::json want = pc::LoadJsonFile(tmp + "/ids.json"), hf_json = pc::LoadJsonFile(tmp + "/ids-json.json");
+  nlohmann::json hf_json = pc::LoadJsonFile(tmp + "/ids-json.json");
+  nlohmann::json want = with_transformers ? pc::LoadJsonFile(tmp + "/ids.json") : hf_json;
   auto tok = pc::LoadTokenizer(folder);
   size_t differ = 0;
   for (size_t k = 0; k < texts.size(); ++k) {
@@ -119,7 +124,7 @@ TEST_CASE("gguf convert: F32 files of every architecture give back the Hugging F
     CheckSameTensors(*got, *want);
     at::Tensor ids = at::arange(0, 40, at::kLong).remainder(got->config().vocab_size).view({1, 40});
     CHECK(got->Forward(ids).equal(want->Forward(ids)));
-    CheckTokenizerAgrees(dir + "/model.gguf", dir + "/out", SampleTexts(), dir);
+    CheckTokenizerAgrees(dir + "/model.gguf", dir + "/out", SampleTexts(), dir, std::string(c.arch) != "gptneox");
   }
 }
 

@@ -224,13 +224,13 @@ def _train_merges(words, n):
 
 def _tokenizer_bpe(V):
     b2u = _bytes_to_unicode()
-    tokens = ["<|endoftext|>"] + [b2u[b] for b in range(256)]
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + [b2u[b] for b in range(256)]
     import re
     words = [[b2u[c] for c in w.encode()] for w in re.findall(r" ?\w+| ?[^\s\w]+|\s+", TOK_TEXT)]
     merges = _train_merges(words, V - len(tokens))
     tokens += [a + b for a, b in merges]
     assert len(tokens) == V, len(tokens)
-    types = [3] + [1] * (V - 1)
+    types = [3, 3, 3] + [1] * (V - 3)
     return {"model": "gpt2", "tokens": tokens, "types": types, "merges": [f"{a} {b}" for a, b in merges],
             "bos": 0, "eos": 0, "unk": None}
 
@@ -289,11 +289,14 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
         if not tied:
             t["lm_head.weight"] = rnd(V, d, std=0.5)
     elif arch == "gpt2":
+        # transformers' GGUF loading of GPT-2 ignores feed_forward_length and context_length (it
+        # keeps n_inner = 4 n_embd and n_positions = 1024): use those sizes so that it loads right.
+        I = 4 * d
         c = {"model_type": "gpt2", "vocab_size": V, "n_embd": d, "n_layer": L, "n_head": H, "n_inner": I,
-             "n_positions": 128, "n_ctx": 128, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new",
+             "n_positions": 1024, "n_ctx": 1024, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new",
              "tie_word_embeddings": True}
         t["transformer.wte.weight"] = rnd(V, d, std=1.0)
-        t["transformer.wpe.weight"] = rnd(128, d, std=0.3)
+        t["transformer.wpe.weight"] = rnd(1024, d, std=0.3)
         for l in range(L):
             p = f"transformer.h.{l}."
             for n in ("ln_1", "ln_2"):
