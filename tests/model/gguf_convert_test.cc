@@ -278,7 +278,7 @@ TEST_CASE("SmolLM2-135M GGUF: tokens, greedy generation and NLL equal transforme
     auto model = pc::Model::Load(folder);
     pc::GenerateOptions go;
     go.max_new_tokens = 100;
-    go.temperature = 0;
+    go.temperature = 0;  // greedy; stop_id -1: through end-of-sequence tokens, as the reference
     std::vector<int64_t> got = pc::Generate(*model, p, go);
     INFO("perpcomp: " << tok->Decode(std::vector<int32_t>(got.begin(), got.end())));
     CHECK(got == want);

@@ -26,8 +26,9 @@ environment, tools/setup-reference.sh). Used by perpcomp's GGUF tests (tests/mod
       The same through Hugging Face tokenizers' Tokenizer.from_file (does our tokenizer.json load,
       and give the same ids there).
   gguf_reference.py generate GGUF_FILE PROMPT_IDS N OUT
-      Greedy generation of N tokens with AutoModelForCausalLM.from_pretrained(dir, gguf_file=...,
-      torch_dtype=float32); PROMPT_IDS space-separated; OUT: JSON list of the new ids.
+      Greedy decoding of N tokens (argmax at every step, KV cache, no stop at end-of-sequence) with
+      AutoModelForCausalLM.from_pretrained(dir, gguf_file=..., dtype=float32); PROMPT_IDS
+      space-separated; OUT: JSON list of the new ids.
   gguf_reference.py nll GGUF_FILE TOKENS OUT
       TOKENS: text file, one window per line (space-separated ids). OUT: JSON {"nll": [per window
       mean NLL of tokens 1..T-1], "max_abs_logit": [...]} from the same model.
@@ -137,14 +138,22 @@ def _model(gguf_file):
 
 
 def cmd_generate(gguf_file, prompt, n, out):
+    """Greedy decoding with the KV cache, end-of-sequence tokens included (no stopping, no logit
+    processors: generate()'s min_new_tokens would ban the EOS token)."""
     import torch
     m = _model(gguf_file)
     ids = torch.tensor([[int(t) for t in prompt.split()]])
+    new, past = [], None
     with torch.no_grad():
-        g = m.generate(ids, max_new_tokens=int(n), do_sample=False, min_new_tokens=int(n),
-                       attention_mask=torch.ones_like(ids), pad_token_id=0)
+        x = ids
+        for _ in range(int(n)):
+            o = m(x, past_key_values=past, use_cache=True)
+            past = o.past_key_values
+            nxt = int(o.logits[0, -1].argmax())
+            new.append(nxt)
+            x = torch.tensor([[nxt]])
     with open(out, "w") as fh:
-        json.dump(g[0, ids.shape[1]:].tolist(), fh)
+        json.dump(new, fh)
 
 
 def _windows(tokens_path):
