@@ -101,7 +101,7 @@ void CheckTokenizerAgrees(const std::string& gguf, const std::string& folder, co
 }  // namespace
 
 TEST_CASE("gguf convert: F32 files of every architecture give back the Hugging Face tensors exactly",
-          "[model][gguf][refenv]") {
+          "[model][gguf][refenv][slow]") {
   PC_SKIP_IF(!RefHasTransformers(), "the reference environment (gguf, transformers) is absent");
   struct Case {
     const char* arch;
@@ -129,7 +129,7 @@ TEST_CASE("gguf convert: F32 files of every architecture give back the Hugging F
 }
 
 TEST_CASE("gguf convert: quantized files equal transformers' GGUF loading (tensors, logits, tokens)",
-          "[model][gguf][refenv]") {
+          "[model][gguf][refenv][slow]") {
   PC_SKIP_IF(!RefHasTransformers(), "the reference environment (gguf, transformers) is absent");
   struct Case {
     const char* arch;
