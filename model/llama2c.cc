@@ -6,16 +6,14 @@
 #include "core/fs.h"
 
 namespace pc {
-namespace {
-
-// HF's permute: rows of each head reordered from interleaved pairs to [evens, odds].
-// w: (heads * head_dim, dim)
-at::Tensor PermuteForHalves(const at::Tensor& w, int64_t heads) {
-  const int64_t rows = w.size(0), cols = w.size(1);
-  return w.view({heads, rows / heads / 2, 2, cols}).transpose(1, 2).reshape({rows, cols}).contiguous();
+at::Tensor UnpermuteRotaryRows(const at::Tensor& w, int64_t heads) {
+  const int64_t rows = w.size(0);
+  PC_CHECK(heads > 0 && rows % (2 * heads) == 0, "rotary rows: ", rows, " rows do not split into ", heads,
+           " heads of pairs");
+  std::vector<int64_t> split = {heads, rows / heads / 2, 2};
+  for (int64_t d = 1; d < w.dim(); ++d) split.push_back(w.size(d));
+  return w.reshape(split).transpose(1, 2).reshape(w.sizes()).contiguous();
 }
-
-}  // namespace
 
 std::unique_ptr<Model> ConvertLlama2c(const std::string& path) {
   PC_CHECK(fs::Exists(path), "--weights '", path, "' does not exist");
@@ -64,8 +62,8 @@ std::unique_ptr<Model> ConvertLlama2c(const std::string& path) {
     std::string pre = "model.layers." + std::to_string(l) + ".";
     t[pre + "input_layernorm.weight"] = rms_att[l];
     t[pre + "post_attention_layernorm.weight"] = rms_ffn[l];
-    t[pre + "self_attn.q_proj.weight"] = PermuteForHalves(wq[l], heads);
-    t[pre + "self_attn.k_proj.weight"] = PermuteForHalves(wk[l], kv_heads);
+    t[pre + "self_attn.q_proj.weight"] = UnpermuteRotaryRows(wq[l], heads);
+    t[pre + "self_attn.k_proj.weight"] = UnpermuteRotaryRows(wk[l], kv_heads);
     t[pre + "self_attn.v_proj.weight"] = wv[l];
     t[pre + "self_attn.o_proj.weight"] = wo[l];
     t[pre + "mlp.gate_proj.weight"] = w1[l];

@@ -14,4 +14,9 @@ namespace pc {
 
 std::unique_ptr<Model> ConvertLlama2c(const std::string& weights_path);
 
+// Rows of each head reordered from interleaved rotary pairs (x0, x1), (x2, x3)... — llama2.c's
+// layout, and the one llama.cpp's converter writes into GGUF for llama — to Hugging Face's halves
+// [evens, odds]. w: (heads * head_dim, ...) — a q/k weight (out, in) or bias (out,).
+at::Tensor UnpermuteRotaryRows(const at::Tensor& w, int64_t heads);
+
 }  // namespace pc

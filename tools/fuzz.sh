@@ -17,7 +17,7 @@ secs=${1:-600}
 runs=${2:-1000000}
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(safetensors_header config_json tokenizer_json recipe_yaml sweep_yaml pairs_jsonl hdf5_reader)
+[ ${#targets[@]} -eq 0 ] && targets=(safetensors_header gguf_header config_json tokenizer_json recipe_yaml sweep_yaml pairs_jsonl hdf5_reader)
 build=${PERPCOMP_FUZZ_BUILD:-build-fuzz}
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
