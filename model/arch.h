@@ -168,7 +168,9 @@ const ArchSpec* ArchSpecForGguf(const std::string& general_architecture);
 
 // One module of a model with `layers` blocks under its two names, layer expanded; `layer` -1 for
 // top-level modules. Every module the table names, in the order embed, positions, projections,
-// final norm, head, then per block the norms, q/k norms and linears. A GGUF reader maps names with it.
+// final norm, head, then per block the norms, q/k norms and linears. A GGUF reader maps names with it
+// (a tied checkpoint has no head tensor; llama.cpp omits `output` then, and writes an extra
+// `rope_freqs` for llama3 RoPE, which config.json's rope_scaling already describes).
 struct ModuleName {
   std::string hf, gguf;
   int layer = -1;

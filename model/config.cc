@@ -214,6 +214,7 @@ ModelConfig ParseModelConfig(const nlohmann::json& j, const std::string& where) 
                " with rope_type ", RopeTypeName(c.rope.type), " is not supported by ", c.model_type,
                " attention (whole heads are rotated)");
     }
+    PC_CHECK(c.rope.type != RopeType::kDynamic || c.rotary_dim > 2, where, ": dynamic rope_scaling needs more than 2 rotary dims");
   }
   c.parallel_residual = GetBool(j, k.parallel_residual, d.parallel_residual, where);
   c.scale_attn_weights = GetBool(j, k.scale_attn_weights, true, where);
