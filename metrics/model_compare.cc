@@ -19,6 +19,8 @@ std::vector<std::pair<std::string, std::string>> ForwardFields(const ModelConfig
     os << v;
     return os.str();
   };
+  std::string window_layers;  // layer_types: 1 sliding, 0 full
+  for (uint8_t w : c.window_layers) window_layers += w ? '1' : '0';
   return {{"model_type", c.model_type},
           {"vocab_size", s(c.vocab_size)},
           {"hidden", s(c.hidden)},
@@ -32,6 +34,10 @@ std::vector<std::pair<std::string, std::string>> ForwardFields(const ModelConfig
           {"rotary_dim", s(c.rotary_dim)},
           {"norm_eps", s(c.norm_eps)},
           {"rope_theta", s(c.rope_theta)},
+          {"rope_type", RopeTypeName(c.rope.type)},
+          {"rope_factor", s(c.rope.factor)},
+          {"rope_original_max_pos", s(c.rope.original_max_pos)},
+          {"rope_attention_factor", s(c.rope.attention_factor)},
           {"act", ActName(c.act)},
           {"tie_embeddings", s(c.tie_embeddings)},
           {"parallel_residual", s(c.parallel_residual)},
@@ -41,6 +47,7 @@ std::vector<std::pair<std::string, std::string>> ForwardFields(const ModelConfig
           {"scale_attn_by_layer", s(c.scale_attn_by_layer)},
           {"sliding_window", s(c.sliding_window)},
           {"max_window_layers", s(c.max_window_layers)},
+          {"window_layers", window_layers},
           {"parallel_scale", s(c.parallel_scale)}};
 }
 

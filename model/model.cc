@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/tensor_util.h"
+#include "model/rope.h"
 #include "model/sizes.h"
 
 namespace pc {
@@ -53,9 +54,9 @@ void Model::InitFromConfig() {
   blocks_.resize(c.layers);
   for (int l = 0; l < c.layers; ++l) blocks_[l].layer = l;
   if (arch().pos == PosKind::kRope) {
-    at::Tensor idx = at::arange(0, c.rotary_dim, 2, at::kFloat);  // (rotary_dim/2,)
-    inv_freq_ = 1.0 / at::pow(at::scalar_tensor(c.rope_theta, at::kDouble), idx.to(at::kDouble) / c.rotary_dim);
-    inv_freq_ = inv_freq_.to(at::kFloat);
+    RopeFrequencies f = ComputeRope(c, c.max_pos);
+    inv_freq_ = at::tensor(at::ArrayRef<double>(f.inv_freq), at::kDouble).to(at::kFloat);  // (rotary_dim/2,)
+    rope_scaling_ = f.attention_scaling;
   }
 }
 
@@ -86,23 +87,24 @@ at::Tensor Model::Fetch(const Getter& get, const std::string& name, std::vector<
 void Model::LoadTop(const Getter& get, bool head) {
   const ModelConfig& c = config_;
   const ArchSpec& a = arch();
-  embed_ = Fetch(get, a.embed, {c.vocab_size, c.embed_dim}, true, false);
-  if (a.pos == PosKind::kLearned) pos_embed_ = Fetch(get, a.pos_embed, {c.max_pos + a.pos_offset, c.hidden}, true, false);
+  embed_ = Fetch(get, WeightOf(a.embed.hf), {c.vocab_size, c.embed_dim}, true, false);
+  if (a.pos == PosKind::kLearned) {
+    pos_embed_ = Fetch(get, WeightOf(a.pos_embed.hf), {c.max_pos + a.pos_offset, c.hidden}, true, false);
+  }
   if (c.embed_dim != c.hidden) {
-    PC_CHECK(*a.project_in != '\0', c.where, ": embedding width ", c.embed_dim, " differs from hidden ", c.hidden,
+    PC_CHECK(a.project_in.present(), c.where, ": embedding width ", c.embed_dim, " differs from hidden ", c.hidden,
              " but ", a.model_type, " has no input projection");
-    project_in_ = {std::string(a.project_in).substr(0, std::string(a.project_in).size() - 7), Role::kUp,
-                   Fetch(get, a.project_in, {c.hidden, c.embed_dim}, true, false), at::Tensor()};
-    project_out_ = {std::string(a.project_out).substr(0, std::string(a.project_out).size() - 7), Role::kDown,
-                    Fetch(get, a.project_out, {c.embed_dim, c.hidden}, true, false), at::Tensor()};
+    project_in_ = {a.project_in.hf, Role::kUp, Fetch(get, WeightOf(a.project_in.hf), {c.hidden, c.embed_dim}, true, false),
+                   at::Tensor()};
+    project_out_ = {a.project_out.hf, Role::kDown,
+                    Fetch(get, WeightOf(a.project_out.hf), {c.embed_dim, c.hidden}, true, false), at::Tensor()};
   }
   if (c.has_final_norm) {
-    final_norm_.name = a.final_norm;
-    final_norm_.weight = Fetch(get, final_norm_.name + ".weight", {c.hidden}, true, false);
-    if (a.norm == NormKind::kLayerNorm) final_norm_.bias = Fetch(get, final_norm_.name + ".bias", {c.hidden}, true, false);
+    final_norm_.name = a.final_norm.hf;
+    final_norm_.weight = Fetch(get, WeightOf(final_norm_.name), {c.hidden}, true, false);
+    if (a.norm == NormKind::kLayerNorm) final_norm_.bias = Fetch(get, BiasOf(final_norm_.name), {c.hidden}, true, false);
   }
-  std::string head_name = a.lm_head;
-  lm_head_.name = head_name.substr(0, head_name.size() - 7);  // strip ".weight"
+  lm_head_.name = a.lm_head.hf;
   lm_head_.role = Role::kUp;
   if (c.tie_embeddings) {
     lm_head_.weight = embed_;  // shares storage
@@ -113,7 +115,7 @@ void Model::LoadTop(const Getter& get, bool head) {
 
 void Model::LoadHeadFrom(const Getter& get) {
   if (config_.tie_embeddings || lm_head_.weight.defined()) return;
-  lm_head_.weight = Fetch(get, arch().lm_head, {config_.vocab_size, config_.embed_dim}, true, false);
+  lm_head_.weight = Fetch(get, WeightOf(arch().lm_head.hf), {config_.vocab_size, config_.embed_dim}, true, false);
 }
 
 void Model::LoadHead() {
@@ -126,7 +128,7 @@ void Model::LoadBlockFrom(int layer, const Getter& get) {
   const ArchSpec& a = arch();
   Block& b = blocks_[layer];
   b.linears.clear();
-  std::fill(std::begin(b.index_of), std::end(b.index_of), -1);
+  b.index_of = Block::NoLinears();
   const int64_t d = c.hidden;
   for (const LinearSpec& spec : a.linears) {
     PC_CHECK(spec.role != Role::kQKV || c.kv_heads == c.heads, c.where,
@@ -134,22 +136,28 @@ void Model::LoadBlockFrom(int layer, const Getter& get) {
     const LinearDims dims = BlockLinearDims(c, spec.role);
     const std::vector<int64_t> shape{dims.out, dims.in};
     Linear lin;
-    lin.name = ExpandName(spec.name, layer);
+    lin.name = ExpandName(spec.name.hf, layer);
     lin.role = spec.role;
-    lin.weight = Fetch(get, lin.name + ".weight", shape, true, a.conv1d);
+    lin.weight = Fetch(get, WeightOf(lin.name), shape, true, a.conv1d);
     if (spec.bias != BiasRule::kNone) {
-      lin.bias = Fetch(get, lin.name + ".bias", {shape[0]}, spec.bias == BiasRule::kRequired, false);
+      lin.bias = Fetch(get, BiasOf(lin.name), {shape[0]}, spec.bias == BiasRule::kRequired, false);
     }
     b.index_of[static_cast<int>(spec.role)] = static_cast<int8_t>(b.linears.size());
     b.linears.push_back(std::move(lin));
   }
-  auto load_norm = [&](Norm& n, const char* pattern) {
-    n.name = ExpandName(pattern, layer);
-    n.weight = Fetch(get, n.name + ".weight", {d}, true, false);
-    if (a.norm == NormKind::kLayerNorm) n.bias = Fetch(get, n.name + ".bias", {d}, true, false);
+  auto load_norm = [&](Norm& n, const TensorName& pattern) {
+    n.name = ExpandName(pattern.hf, layer);
+    n.weight = Fetch(get, WeightOf(n.name), {d}, true, false);
+    if (a.norm == NormKind::kLayerNorm) n.bias = Fetch(get, BiasOf(n.name), {d}, true, false);
   };
   load_norm(b.attn_norm, a.attn_norm);
   load_norm(b.mlp_norm, a.mlp_norm);
+  if (a.qk_norm) {  // RMSNorm over each head's head_dim
+    for (auto [n, pattern] : {std::pair<Norm*, const TensorName*>{&b.q_norm, &a.q_norm}, {&b.k_norm, &a.k_norm}}) {
+      n->name = ExpandName(pattern->hf, layer);
+      n->weight = Fetch(get, WeightOf(n->name), {c.head_dim}, true, false);
+    }
+  }
   b.act_scales_name = *a.act_scales ? ExpandName(a.act_scales, layer) : "";
   if (!b.act_scales_name.empty()) b.act_scales = Fetch(get, b.act_scales_name, {c.intermediate}, false, false);
   b.loaded = true;
@@ -186,7 +194,7 @@ std::unique_ptr<Model> Model::Load(const std::string& dir, const LoadOptions& op
       for (const char* suffix : m->arch().ignorable) {
         if (name.size() >= std::strlen(suffix) && name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0) ignorable = true;
       }
-      if (m->config_.tie_embeddings && name == m->arch().lm_head) ignorable = true;
+      if (m->config_.tie_embeddings && name == WeightOf(m->arch().lm_head.hf)) ignorable = true;
       if (!ignorable) unused.push_back(name);
     }
     if (!unused.empty()) {
@@ -267,7 +275,7 @@ std::vector<at::Tensor> Model::Parameters() {
   }
   for (auto& b : blocks_) {
     PC_ASSERT(b.loaded, "block ", b.layer, " is not loaded");
-    for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
+    for (const Norm* n : {&b.attn_norm, &b.mlp_norm, &b.q_norm, &b.k_norm}) {
       add(n->weight);
       add(n->bias);
     }
@@ -293,6 +301,7 @@ int64_t Model::ParameterCount() const {
     per_block += dims.out * dims.in;
   }
   per_block += (arch().norm == NormKind::kLayerNorm ? 4 : 2) * d;
+  if (arch().qk_norm) per_block += 2 * c.head_dim;
   n += per_block * c.layers;
   for (const auto& b : blocks_) {  // biases, where loaded
     for (const auto& l : b.linears) n += l.bias.defined() ? l.bias.numel() : 0;
@@ -310,10 +319,20 @@ ForwardContext Model::MakeContext(int64_t length, int64_t start, ForwardHooks* h
   ctx.cache = cache;
   ctx.positions = at::arange(ctx.start, ctx.start + length, at::kLong);
   if (arch().pos == PosKind::kRope) {
-    at::Tensor freqs = at::outer(ctx.positions.to(at::kFloat), inv_freq_);  // (T, rotary_dim/2)
-    at::Tensor emb = at::cat({freqs, freqs}, -1);                            // (T, rotary_dim)
-    ctx.cos = emb.cos().to(dtype_);
-    ctx.sin = emb.sin().to(dtype_);
+    at::Tensor inv_freq = inv_freq_;
+    const int64_t seq_len = ctx.start + length;
+    if (RopeDependsOnLength(config_) && seq_len > config_.max_pos) {  // dynamic NTK (model/rope.h)
+      inv_freq = at::tensor(at::ArrayRef<double>(ComputeRope(config_, seq_len).inv_freq), at::kDouble).to(at::kFloat);
+    }
+    at::Tensor freqs = at::outer(ctx.positions.to(at::kFloat), inv_freq);  // (T, rotary_dim/2)
+    at::Tensor emb = at::cat({freqs, freqs}, -1);                           // (T, rotary_dim)
+    at::Tensor cos = emb.cos(), sin = emb.sin();
+    if (rope_scaling_ != 1.0) {
+      cos = cos * rope_scaling_;
+      sin = sin * rope_scaling_;
+    }
+    ctx.cos = cos.to(dtype_);
+    ctx.sin = sin.to(dtype_);
   }
   return ctx;
 }
@@ -339,14 +358,20 @@ at::Tensor Model::Update(SiteKind kind, int layer, at::Tensor delta, const at::T
   return ctx.hooks->At(Site{kind, layer, -1}, delta, h);
 }
 
+namespace {
+// RMSNorm over the last dim as Hugging Face Llama: in float32, cast back, then scale.
+at::Tensor RmsNorm(const at::Tensor& weight, const at::Tensor& x, double eps) {
+  at::Tensor xf = x.to(at::kFloat);
+  at::Tensor r = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * (xf * r).to(x.scalar_type());
+}
+}  // namespace
+
 at::Tensor Model::ApplyNorm(const Norm& n, const at::Tensor& x) const {
   if (arch().norm == NormKind::kLayerNorm) {
     return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, config_.norm_eps);
   }
-  // RMSNorm as Hugging Face Llama: in float32, cast back, then scale.
-  at::Tensor xf = x.to(at::kFloat);
-  at::Tensor r = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
-  return n.weight * (xf * r).to(x.scalar_type());
+  return RmsNorm(n.weight, x, config_.norm_eps);
 }
 
 at::Tensor Model::ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx) {
@@ -405,6 +430,10 @@ at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx)
       break;
     }
   }
+  if (arch().qk_norm) {  // per head, before RoPE (Qwen3)
+    q = RmsNorm(b.q_norm.weight, q, c.norm_eps);
+    k = RmsNorm(b.k_norm.weight, k, c.norm_eps);
+  }
   q = q.transpose(1, 2);  // (B, H, T, hd)
   k = k.transpose(1, 2);  // (B, KV, T, hd)
   v = v.transpose(1, 2);
@@ -422,11 +451,8 @@ at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx)
   } else {
     PC_ASSERT(ctx.start == 0, "a forward without cache starts at position 0");
   }
-  double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  if (c.model_type == "gpt2") {
-    if (!c.scale_attn_weights) scale = 1.0;
-    if (c.scale_attn_by_layer) scale /= static_cast<double>(layer + 1);
-  }
+  double scale = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(hd)) : 1.0;
+  if (c.scale_attn_by_layer) scale /= static_cast<double>(layer + 1);  // GPT-2 scale_attn_by_inverse_layer_idx
   const int64_t g = H / KV;
   // Query heads grouped by their key/value head: (B, KV, g*T, hd); no copies of k and v.
   at::Tensor qg = q.reshape({B, KV, g * T, hd});
@@ -548,7 +574,7 @@ StDType Model::DiskDType(const std::string& name) const {
   if (it != disk_dtype_.end()) return it->second;
   if (ckpt_ != nullptr && ckpt_->Has(name)) return ckpt_->Info(name).dtype;
   // A tensor a method added (AWQ activation scales): the embedding's dtype.
-  auto emb = disk_dtype_.find(arch().embed);
+  auto emb = disk_dtype_.find(WeightOf(arch().embed.hf));
   return emb != disk_dtype_.end() ? emb->second : FromScalarType(dtype_);
 }
 
@@ -557,19 +583,19 @@ void Model::ForEachTopTensor(const TensorVisitor& fn) {
     if (t.defined()) fn(name, t, DiskDType(name));
   };
   const ArchSpec& a = arch();
-  visit(a.embed, embed_);
-  visit(a.pos_embed, pos_embed_);
+  visit(WeightOf(a.embed.hf), embed_);
+  visit(WeightOf(a.pos_embed.hf), pos_embed_);
   if (project_in_.weight.defined()) {
-    visit(a.project_in, project_in_.weight);
-    visit(a.project_out, project_out_.weight);
+    visit(WeightOf(project_in_.name), project_in_.weight);
+    visit(WeightOf(project_out_.name), project_out_.weight);
   }
   if (config_.has_final_norm) {
-    visit(final_norm_.name + ".weight", final_norm_.weight);
-    visit(final_norm_.name + ".bias", final_norm_.bias);
+    visit(WeightOf(final_norm_.name), final_norm_.weight);
+    visit(BiasOf(final_norm_.name), final_norm_.bias);
   }
   if (!config_.tie_embeddings) {
-    visit(a.lm_head, lm_head_.weight);
-    visit(lm_head_.name + ".bias", lm_head_.bias);
+    visit(WeightOf(lm_head_.name), lm_head_.weight);
+    visit(BiasOf(lm_head_.name), lm_head_.bias);
   }
 }
 
@@ -579,13 +605,13 @@ void Model::ForEachBlockTensor(int layer, const TensorVisitor& fn) {
   auto visit = [&](const std::string& name, const at::Tensor& t, bool conv1d) {
     if (t.defined()) fn(name, conv1d ? t.t() : t, DiskDType(name));
   };
-  for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
-    visit(n->name + ".weight", n->weight, false);
-    visit(n->name + ".bias", n->bias, false);
+  for (const Norm* n : {&b.attn_norm, &b.mlp_norm, &b.q_norm, &b.k_norm}) {
+    visit(WeightOf(n->name), n->weight, false);
+    visit(BiasOf(n->name), n->bias, false);
   }
   for (const Linear& lin : b.linears) {
-    visit(lin.name + ".weight", lin.weight, arch().conv1d);
-    visit(lin.name + ".bias", lin.bias, false);
+    visit(WeightOf(lin.name), lin.weight, arch().conv1d);
+    visit(BiasOf(lin.name), lin.bias, false);
   }
   if (b.act_scales.defined()) visit(b.act_scales_name, b.act_scales, false);
 }
@@ -612,34 +638,34 @@ std::vector<SafetensorsWriter::Entry> Model::TensorEntries(const SaveOptions& op
     add(name, shape);
   };
   const ArchSpec& a = arch();
-  add_tensor(a.embed, embed_, false);
-  if (pos_embed_.defined()) add_tensor(a.pos_embed, pos_embed_, false);
+  add_tensor(WeightOf(a.embed.hf), embed_, false);
+  if (pos_embed_.defined()) add_tensor(WeightOf(a.pos_embed.hf), pos_embed_, false);
   if (project_in_.weight.defined()) {
-    add_tensor(a.project_in, project_in_.weight, false);
-    add_tensor(a.project_out, project_out_.weight, false);
+    add_tensor(WeightOf(project_in_.name), project_in_.weight, false);
+    add_tensor(WeightOf(project_out_.name), project_out_.weight, false);
   }
   if (config_.has_final_norm) {
-    add_tensor(final_norm_.name + ".weight", final_norm_.weight, false);
-    add_tensor(final_norm_.name + ".bias", final_norm_.bias, false);
+    add_tensor(WeightOf(final_norm_.name), final_norm_.weight, false);
+    add_tensor(BiasOf(final_norm_.name), final_norm_.bias, false);
   }
   if (!config_.tie_embeddings) {
     if (lm_head_.weight.defined()) {
-      add_tensor(a.lm_head, lm_head_.weight, false);
+      add_tensor(WeightOf(lm_head_.name), lm_head_.weight, false);
     } else {  // still in the checkpoint (LoadOptions::load_head)
-      add(a.lm_head, {config_.vocab_size, config_.embed_dim});
+      add(WeightOf(lm_head_.name), {config_.vocab_size, config_.embed_dim});
     }
-    add_tensor(lm_head_.name + ".bias", lm_head_.bias, false);
+    add_tensor(BiasOf(lm_head_.name), lm_head_.bias, false);
   }
   for (int l = 0; l < num_layers(); ++l) {
     const Block& b = blocks_[l];
     if (b.loaded) {
-      for (const Norm* n : {&b.attn_norm, &b.mlp_norm}) {
-        add_tensor(n->name + ".weight", n->weight, false);
-        add_tensor(n->name + ".bias", n->bias, false);
+      for (const Norm* n : {&b.attn_norm, &b.mlp_norm, &b.q_norm, &b.k_norm}) {
+        add_tensor(WeightOf(n->name), n->weight, false);
+        add_tensor(BiasOf(n->name), n->bias, false);
       }
       for (const Linear& lin : b.linears) {
-        add_tensor(lin.name + ".weight", lin.weight, a.conv1d);
-        add_tensor(lin.name + ".bias", lin.bias, false);
+        add_tensor(WeightOf(lin.name), lin.weight, a.conv1d);
+        add_tensor(BiasOf(lin.name), lin.bias, false);
       }
       if (b.act_scales.defined()) add_tensor(b.act_scales_name, b.act_scales, false);
       else if (act_scales && *a.act_scales) add(ExpandName(a.act_scales, l), {config_.intermediate});
@@ -649,13 +675,14 @@ std::vector<SafetensorsWriter::Entry> Model::TensorEntries(const SaveOptions& op
     auto from_ckpt = [&](const std::string& name) {
       if (ckpt_->Has(name)) add(name, ckpt_->Info(name).shape);
     };
-    from_ckpt(ExpandName(a.attn_norm, l) + ".weight");
-    from_ckpt(ExpandName(a.attn_norm, l) + ".bias");
-    from_ckpt(ExpandName(a.mlp_norm, l) + ".weight");
-    from_ckpt(ExpandName(a.mlp_norm, l) + ".bias");
+    for (const TensorName* n : {&a.attn_norm, &a.mlp_norm, &a.q_norm, &a.k_norm}) {
+      if (!n->present()) continue;
+      from_ckpt(WeightOf(ExpandName(n->hf, l)));
+      from_ckpt(BiasOf(ExpandName(n->hf, l)));
+    }
     for (const LinearSpec& spec : a.linears) {
-      from_ckpt(ExpandName(spec.name, l) + ".weight");
-      if (spec.bias != BiasRule::kNone) from_ckpt(ExpandName(spec.name, l) + ".bias");
+      from_ckpt(WeightOf(ExpandName(spec.name.hf, l)));
+      if (spec.bias != BiasRule::kNone) from_ckpt(BiasOf(ExpandName(spec.name.hf, l)));
     }
     if (*a.act_scales) {
       std::string name = ExpandName(a.act_scales, l);

@@ -42,11 +42,18 @@ struct Norm {
 struct Block {
   int layer = 0;
   Norm attn_norm, mlp_norm;
+  Norm q_norm, k_norm;          // per-head RMSNorm (head_dim,) on q and k (ArchSpec::qk_norm), or undefined
   std::vector<Linear> linears;  // in the ArchSpec's order
   at::Tensor act_scales;        // (intermediate,) AWQ scaled activation act(x)/s, or undefined
   std::string act_scales_name;  // HF tensor name for act_scales
   bool loaded = false;
-  int8_t index_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};  // Role -> index in linears, -1 absent
+  PerRole<int8_t> index_of = NoLinears();  // Role -> index in linears, -1 absent
+
+  static PerRole<int8_t> NoLinears() {
+    PerRole<int8_t> none;
+    none.fill(-1);
+    return none;
+  }
 
   Linear* Find(Role role);
   const Linear* Find(Role role) const;
@@ -223,7 +230,8 @@ class Model {
   Norm final_norm_;
   Linear lm_head_;
   std::vector<Block> blocks_;
-  at::Tensor inv_freq_;  // (rotary_dim / 2,) float32
+  at::Tensor inv_freq_;  // (rotary_dim / 2,) float32, for forwards up to max_position_embeddings
+  double rope_scaling_ = 1.0;  // cos and sin multiplied by it (yarn)
 };
 
 // Greedy or sampled generation with a KV cache. Returns the new token ids.

@@ -13,6 +13,7 @@ LinearDims BlockLinearDims(const ModelConfig& c, Role role) {
     case Role::kO: return {c.hidden, q};
     case Role::kGate: case Role::kUp: return {c.intermediate, c.hidden};
     case Role::kDown: return {c.hidden, c.intermediate};
+    case Role::kCount: break;
   }
   return {};
 }

@@ -141,7 +141,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
   if (!model->config().tie_embeddings) {
     model->LoadHead();
-    writer.Write(model->arch().lm_head, model->lm_head().weight);
+    writer.Write(WeightOf(model->arch().lm_head.hf), model->lm_head().weight);
     model->lm_head().weight = at::Tensor();
   }
   writer.Finish();

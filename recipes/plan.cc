@@ -38,7 +38,7 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
       e.layer = layer;
       e.index = static_cast<int>(i);
       e.role = arch.linears[i].role;
-      e.name = ExpandName(arch.linears[i].name, layer);
+      e.name = ExpandName(arch.linears[i].name.hf, layer);
       ModuleStep step = ResolveModule(recipe, e.name);
       if (step.override_index >= 0) override_hits[step.override_index]++;
       if (step.skip) {
@@ -108,7 +108,7 @@ std::string FormatPlan(const ResolvedRecipe& r, const Model& model) {
     }
     os << "\n";
   }
-  const std::string head = model.arch().lm_head;
+  const std::string head = WeightOf(model.arch().lm_head.hf);
   os << "  " << head.substr(0, head.size() - 7)
      << std::string(width + 9 > head.size() ? width + 9 - head.size() : 2, ' ')
      << "skip: the output head is not compressed (as llm-awq, Wanda and GPTQ leave it)\n";

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/error.h"
 #include "core/strings.h"
 #include "core/tensor_util.h"
 #include "model/model.h"
@@ -41,6 +42,11 @@ int RunInfo(const std::vector<std::string>& args) {
               (long long)c.head_dim, (long long)c.intermediate, (long long)c.vocab_size, (long long)c.max_pos,
               ActName(c.act), c.tie_embeddings ? "yes" : "no");
   if (c.parallel_scale != 1.0) std::printf("parallel scale: %g\n", c.parallel_scale);
+  if (c.rope.type != RopeType::kDefault) {
+    std::printf("rope scaling: %s, factor %g, theta %g%s\n", RopeTypeName(c.rope.type), c.rope.factor, c.rope_theta,
+                c.rope.original_max_pos > 0 ? Str(", original context ", c.rope.original_max_pos).c_str() : "");
+  }
+  if (model->arch().qk_norm) std::printf("q/k norm:     per-head RMSNorm before RoPE\n");
   std::printf("\nlinear layers (out x in):\n");
   int64_t total = 0;
   for (int l = 0; l < model->num_layers(); ++l) {

@@ -1,4 +1,4 @@
-// perpcomp train --arch gpt_neox|llama --text FILE... --out DIR
+// perpcomp train --arch MODEL_TYPE --text FILE... --out DIR
 #include <cstdio>
 
 #include "core/error.h"
@@ -12,7 +12,7 @@ int RunTrain(const std::vector<std::string>& args) {
   TrainOptions o;
   po::options_description desc("options");
   desc.add_options()
-    ("arch", po::value<std::string>(&o.arch)->default_value(o.arch), "gpt_neox (LayerNorm) | llama (RMSNorm)")
+    ("arch", po::value<std::string>(&o.arch)->default_value(o.arch), "a model_type of the architecture table: gpt_neox (LayerNorm), llama (RMSNorm), mistral, qwen2, qwen3, gpt2, opt")
     ("text", po::value<std::vector<std::string>>(&o.text)->multitoken(), "training text files (plain or *.jsonl)")
     ("valid", po::value<std::string>(&o.valid), "held-out text (default: the last 5% of the training tokens)")
     ("text-field", po::value<std::string>(&o.text_field)->default_value(o.text_field), "JSON-lines text field")
@@ -42,7 +42,7 @@ int RunTrain(const std::vector<std::string>& args) {
     ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --out");
   AddCommonOptions(desc, common);
   po::variables_map vm;
-  if (!Parse("train", "--arch gpt_neox|llama --text FILE... --out DIR [options]", desc, args, vm, nullptr, &common)) {
+  if (!Parse("train", "--arch MODEL_TYPE --text FILE... --out DIR [options]", desc, args, vm, nullptr, &common)) {
     return 0;
   }
   TrainResult r = TrainModel(o);

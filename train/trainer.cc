@@ -2,6 +2,7 @@
 
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -24,7 +25,9 @@
 namespace pc {
 
 void TrainOptions::Validate() const {
-  PC_CHECK(arch == "gpt_neox" || arch == "llama", "--arch '", arch, "' is not supported for training (gpt_neox, llama)");
+  const std::vector<std::string> types = SupportedModelTypes();
+  PC_CHECK(std::find(types.begin(), types.end(), arch) != types.end(), "--arch '", arch,
+           "' is not supported for training (", Join(types, ", "), ")");
   PC_CHECK(!text.empty(), "--text: give at least one training file");
   PC_CHECK(layers >= 1 && hidden >= 8 && heads >= 1 && hidden % heads == 0, "--layers/--hidden/--heads: need ",
            "layers >= 1 and hidden a multiple of heads (got ", layers, ", ", hidden, ", ", heads, ")");
@@ -64,35 +67,34 @@ std::vector<std::string> ReadDocs(const std::string& path, const TrainOptions& o
   return lines;
 }
 
+// The config.json of a fresh model of o.arch, written with its table's keys (ConfigJsonFor).
 nlohmann::json ConfigFor(const TrainOptions& o, int64_t vocab, int64_t bos, int64_t eos) {
-  const int64_t inter = o.intermediate > 0 ? o.intermediate : (o.arch == "llama" ? (8 * o.hidden / 3 + 7) / 8 * 8 : 4 * o.hidden);
-  nlohmann::json j = {{"vocab_size", vocab},
-                      {"hidden_size", o.hidden},
-                      {"num_hidden_layers", o.layers},
-                      {"num_attention_heads", o.heads},
-                      {"intermediate_size", inter},
-                      {"max_position_embeddings", o.context},
-                      {"bos_token_id", bos},
-                      {"eos_token_id", eos},
-                      {"torch_dtype", "float32"},
-                      {"tie_word_embeddings", false}};
-  if (o.arch == "llama") {
-    j["model_type"] = "llama";
-    j["architectures"] = {"LlamaForCausalLM"};
-    j["num_key_value_heads"] = o.kv_heads > 0 ? o.kv_heads : o.heads;
-    j["rms_norm_eps"] = 1e-5;
-    j["rope_theta"] = 10000.0;
-    j["hidden_act"] = "silu";
-  } else {
-    j["model_type"] = "gpt_neox";
-    j["architectures"] = {"GPTNeoXForCausalLM"};
-    j["rotary_pct"] = o.rotary_pct;
-    j["rotary_emb_base"] = 10000;
-    j["layer_norm_eps"] = 1e-5;
-    j["hidden_act"] = "gelu";
-    j["use_parallel_residual"] = o.parallel_residual;
-  }
-  if (o.parallel_scale != 1.0) j["perpcomp_parallel_scale"] = o.parallel_scale;
+  ModelConfig c;
+  c.arch = &ArchSpecFor(o.arch);
+  const ArchSpec& a = *c.arch;
+  c.model_type = a.model_type;
+  c.vocab_size = vocab;
+  c.hidden = o.hidden;
+  c.layers = o.layers;
+  c.heads = o.heads;
+  c.kv_heads = *a.keys.kv_heads && o.kv_heads > 0 ? o.kv_heads : o.heads;
+  c.head_dim = o.hidden / o.heads;
+  // A gated MLP of 8/3 × hidden (rounded up to 8) has the parameters of a plain one of 4 × hidden.
+  c.intermediate = o.intermediate > 0 ? o.intermediate
+                                      : (a.mlp == MlpKind::kGated ? (8 * o.hidden / 3 + 7) / 8 * 8 : 4 * o.hidden);
+  c.max_pos = o.context;
+  c.embed_dim = o.hidden;
+  c.norm_eps = 1e-5;
+  c.act = ParseAct(a.defaults.act, "--arch " + o.arch);
+  c.tie_embeddings = false;
+  c.rope_theta = 10000.0;
+  c.rotary_dim = *a.keys.rotary_pct ? static_cast<int64_t>(c.head_dim * o.rotary_pct) : c.head_dim;
+  c.parallel_residual = o.parallel_residual;
+  c.bos_id = bos;
+  c.eos_id = eos;
+  c.parallel_scale = o.parallel_scale;
+  nlohmann::json j = ConfigJsonFor(c);
+  j["torch_dtype"] = "float32";
   return j;
 }
 
@@ -102,24 +104,30 @@ std::map<std::string, at::Tensor> InitTensors(const ModelConfig& c) {
   const ArchSpec& a = *c.arch;
   const double std = 0.02, out_std = 0.02 / std::sqrt(2.0 * c.layers);
   auto normal = [](std::vector<int64_t> shape, double s) { return at::randn(shape) * s; };
-  t[a.embed] = normal({c.vocab_size, c.hidden}, std);
-  t[a.lm_head] = normal({c.vocab_size, c.hidden}, std);
+  t[WeightOf(a.embed.hf)] = normal({c.vocab_size, c.hidden}, std);
+  t[WeightOf(a.lm_head.hf)] = normal({c.vocab_size, c.hidden}, std);
+  if (a.pos == PosKind::kLearned) t[WeightOf(a.pos_embed.hf)] = normal({c.max_pos + a.pos_offset, c.hidden}, std);
   const bool ln = a.norm == NormKind::kLayerNorm;
   auto norm = [&](const std::string& name) {
     t[name + ".weight"] = at::ones({c.hidden});
     if (ln) t[name + ".bias"] = at::zeros({c.hidden});
   };
-  norm(a.final_norm);
+  norm(a.final_norm.hf);
   for (int l = 0; l < c.layers; ++l) {
-    norm(ExpandName(a.attn_norm, l));
-    norm(ExpandName(a.mlp_norm, l));
+    norm(ExpandName(a.attn_norm.hf, l));
+    norm(ExpandName(a.mlp_norm.hf, l));
+    if (a.qk_norm) {
+      t[WeightOf(ExpandName(a.q_norm.hf, l))] = at::ones({c.head_dim});
+      t[WeightOf(ExpandName(a.k_norm.hf, l))] = at::ones({c.head_dim});
+    }
     for (const auto& spec : a.linears) {
       const LinearDims dims = BlockLinearDims(c, spec.role);
       const std::vector<int64_t> shape{dims.out, dims.in};
       bool residual_out = spec.role == Role::kO || spec.role == Role::kDown;
-      std::string name = ExpandName(spec.name, l);
-      t[name + ".weight"] = normal(shape, residual_out ? out_std : std);
-      if (ln) t[name + ".bias"] = at::zeros({shape[0]});
+      std::string name = ExpandName(spec.name.hf, l);
+      at::Tensor w = normal(shape, residual_out ? out_std : std);
+      t[name + ".weight"] = a.conv1d ? w.t().contiguous() : w;  // checkpoint layout
+      if (ln || spec.bias == BiasRule::kRequired) t[name + ".bias"] = at::zeros({shape[0]});
     }
   }
   return t;

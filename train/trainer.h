@@ -1,7 +1,8 @@
 // train/trainer.h — training small decoder models from scratch with LibTorch autograd:
 // AdamW, linear warmup + cosine decay, gradient clipping, periodic held-out loss, seeded.
 //
-// The output is a normal Hugging Face folder of the chosen architecture (gpt_neox or llama)
+// The output is a normal Hugging Face folder of the chosen architecture (any model_type of the
+// architecture table; the demo trains gpt_neox and llama)
 // with a tokenizer.json that every command loads. With parallel_scale A != 1 each attention
 // and MLP update Δ becomes A·Δ∥ + Δ⊥ (Δ∥ the projection on the incoming hidden state), during
 // training and inference; A is stored in config.json as perpcomp_parallel_scale.
@@ -16,7 +17,7 @@
 namespace pc {
 
 struct TrainOptions {
-  std::string arch = "gpt_neox";        // gpt_neox | llama
+  std::string arch = "gpt_neox";        // a model_type of the architecture table (model/arch.h)
   std::vector<std::string> text;        // training files (plain UTF-8 or *.jsonl)
   std::string valid;                    // held-out file; empty: the last 5% of the training stream
   std::string text_field = "text";

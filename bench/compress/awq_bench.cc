@@ -51,7 +51,7 @@ pc::Plan PlanFor(const pc::Model& model, const std::string& method, const std::m
       pc::PlanEntry e;
       e.layer = l;
       e.index = static_cast<int>(i);
-      e.name = pc::ExpandName(a.linears[i].name, l);
+      e.name = pc::ExpandName(a.linears[i].name.hf, l);
       e.role = a.linears[i].role;
       e.method = 0;
       plan.entries.push_back(e);

@@ -65,7 +65,7 @@ inline Plan MethodPlan(const Model& model, const std::string& method, const std:
       PlanEntry e;
       e.layer = l;
       e.index = static_cast<int>(i);
-      e.name = ExpandName(a.linears[i].name, l);
+      e.name = ExpandName(a.linears[i].name.hf, l);
       e.role = a.linears[i].role;
       e.method = 0;
       for (const auto& s : skip) {

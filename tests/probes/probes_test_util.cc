@@ -36,20 +36,20 @@ std::unique_ptr<Model> RandomProbeModel(const std::string& model_type, uint64_t 
   const ArchSpec& a = *c.arch;
   const bool ln = a.norm == NormKind::kLayerNorm;
   std::map<std::string, at::Tensor> t;
-  t[a.embed] = normal({c.vocab_size, c.hidden}, 1.0);
-  t[a.lm_head] = normal({c.vocab_size, c.hidden}, 0.2);
+  t[WeightOf(a.embed.hf)] = normal({c.vocab_size, c.hidden}, 1.0);
+  t[WeightOf(a.lm_head.hf)] = normal({c.vocab_size, c.hidden}, 0.2);
   auto norm = [&](const std::string& name) {
     t[name + ".weight"] = 1 + normal({c.hidden}, 0.1);
     if (ln) t[name + ".bias"] = normal({c.hidden}, 0.1);
   };
-  norm(a.final_norm);
+  norm(a.final_norm.hf);
   for (int l = 0; l < c.layers; ++l) {
-    norm(ExpandName(a.attn_norm, l));
-    norm(ExpandName(a.mlp_norm, l));
+    norm(ExpandName(a.attn_norm.hf, l));
+    norm(ExpandName(a.mlp_norm.hf, l));
     for (const auto& spec : a.linears) {
       const LinearDims dims = BlockLinearDims(c, spec.role);
       const std::vector<int64_t> shape{dims.out, dims.in};
-      const std::string name = ExpandName(spec.name, l);
+      const std::string name = ExpandName(spec.name.hf, l);
       t[name + ".weight"] = normal(shape, 0.2);
       if (ln) t[name + ".bias"] = normal({shape[0]}, 0.05);
     }
