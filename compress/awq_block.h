@@ -36,6 +36,7 @@ struct LinearNote {
   std::string group;        // that group's name
   at::Tensor clip_step;     // (rows, groups) int64 chosen shrink step, undefined when not clipped
   at::Tensor out_scale;     // (out,) float32 factor folded into its output rows (1/s), undefined: none
+  at::Tensor in_scale;      // (in,) float32 s its input columns were multiplied by, undefined: none
 };
 
 // Runs steps 1–4 on scope's block for the linears in scope.members; appends one "awq_group"

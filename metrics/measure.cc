@@ -169,8 +169,12 @@ class ReferenceSource {
 // look at; observes only.
 class CompareHook : public ForwardHooks {
  public:
-  CompareHook(const SiteIndex& index, std::vector<SiteAccumulator>& acc, PerTokenValues* per_token)
-      : index_(index), acc_(acc), per_token_(per_token) {}
+  // out_scales[layer][linear index]: the factor (out,) the compressed model's method folded into
+  // that linear's output rows (undefined: none); its output is compared with the reference's
+  // output times it (model/folded_scales.h).
+  CompareHook(const SiteIndex& index, std::vector<SiteAccumulator>& acc, PerTokenValues* per_token,
+              std::vector<std::vector<at::Tensor>> out_scales)
+      : index_(index), acc_(acc), per_token_(per_token), out_scales_(std::move(out_scales)) {}
 
   // Which sites the next forward call is compared at, against what, as which kind.
   void Configure(ErrorKind kind, const RefLayer* layer, const RefHead* head, bool attention, bool mlp, bool block,
@@ -195,7 +199,11 @@ class CompareHook : public ForwardHooks {
         int e = index_.Find(SiteType::kLinear, s.layer, s.index, kind_, Frame::kSelf);
         PC_ASSERT(e >= 0 && layer_ != nullptr, "no site for linear ", s.index, " of layer ", s.layer);
         bool attention = IsAttentionRole(index_.entries()[e].role);
-        if ((attention && attention_) || (!attention && mlp_)) Self(e, x, layer_->linear_out[s.index]);
+        if ((attention && attention_) || (!attention && mlp_)) {
+          const at::Tensor& scale = out_scales_.at(s.layer).at(s.index);
+          const at::Tensor& ref = layer_->linear_out[s.index];
+          Self(e, x, scale.defined() ? (ref * scale.to(ref.scalar_type())).to(ref.scalar_type()) : ref);
+        }
         break;
       }
       case SiteKind::kAttnUpdate:
@@ -261,6 +269,7 @@ class CompareHook : public ForwardHooks {
   const SiteIndex& index_;
   std::vector<SiteAccumulator>& acc_;
   PerTokenValues* per_token_;
+  std::vector<std::vector<at::Tensor>> out_scales_;
   ErrorKind kind_ = ErrorKind::kAccumulated;
   const RefLayer* layer_ = nullptr;
   const RefHead* head_ = nullptr;
@@ -337,7 +346,17 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   res.windows = W;
   res.seq_len = T;
   res.batch = batch;
-  res.weights = CompareWeights(ref, comp);
+  // The scales the compressed model's method folded into its weights on purpose (AWQ), from its
+  // folder: not compression error.
+  const FoldedScales folded = ReadFoldedScales(comp.source_dir());
+  std::vector<std::vector<at::Tensor>> out_scales(comp.num_layers());
+  for (int l = 0; l < comp.num_layers(); ++l) {
+    for (const Linear& lin : comp.block(l).linears) {
+      const at::Tensor* s = folded.Output(lin.name);
+      out_scales[l].push_back(s != nullptr ? *s : at::Tensor());
+    }
+  }
+  res.weights = CompareWeights(ref, comp, folded);
   int64_t memory = MeasureMemoryBytes(comp, W * T, o.per_token);
   log::Info("measure", index.size(), " site entries over ", W, " x ", T, " tokens; per-token memory ",
             HumanBytes(static_cast<double>(memory)));
@@ -368,7 +387,7 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   std::vector<SiteAccumulator> acc(index.size());
   if (o.per_token) AllocatePerToken(res.per_token, index.size(), W, T);
   res.per_token_kept = o.per_token;
-  CompareHook hook(index, acc, o.per_token ? &res.per_token : nullptr);
+  CompareHook hook(index, acc, o.per_token ? &res.per_token : nullptr, std::move(out_scales));
   DownstreamAccumulator downstream;
   const bool shares = MlpSharesInput(cfg);
 
