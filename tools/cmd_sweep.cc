@@ -113,7 +113,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     ("shard", po::value<std::string>(&shard_text), "run only the runs with index % N == K (K/N, K in 0..N-1)")
     ("keep-models", po::bool_switch(&keep_models), "keep every compressed checkpoint under <work>/models")
     ("dry-run", po::bool_switch(&dry_run), "list the expanded runs (index, name, method, params, origin); touch nothing")
-    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "evaluation window length in tokens (0: the model's context)")
+    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "evaluation window length in tokens (0: 2048 capped at the model's context)")
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "evaluate the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("per-token", po::bool_switch(&per_token), "store every token's values in each run (large)")
