@@ -225,3 +225,22 @@ TEST_CASE("sweep: three runs end to end, the results layout, resume skips finish
   CHECK(refuse.exit_code == 1);
   CHECK_THAT(refuse.err, Contains("--out: refusing to replace") && Contains("is not an HDF5 file"));
 }
+
+// The dry run prints the calibration the run will use (calibration/calib_set.h ResolveCalib, the
+// resolver BuildCalibSet records with): self:8 is 8 self-sampled windows, not the recipe's
+// "128 samples x 512 tokens, random windowing".
+TEST_CASE("compress --dry-run shows the calibration that will actually run", "[sweep]") {
+  pc::test::SweepFixture f = pc::test::MakeSweepFixture("compress-dry-run");
+  auto r = RunPerpcomp("compress --model " + Q(f.model) + " --recipe gptq-w4g128 --calib self:8 --dry-run");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("calibration: self:8, 8 self-sampled windows x "));
+  CHECK_THAT(r.out, !Contains("128 samples"));
+  CHECK_THAT(r.out, !Contains("random windowing"));
+  auto t = RunPerpcomp("compress --model " + Q(f.model) + " --recipe gptq-w4g128 --calib " + Q(f.text) +
+                       " --calib-samples 5 --dry-run");
+  INFO(t.out << t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK_THAT(t.out, Contains(", 5 samples x "));
+  CHECK_THAT(t.out, Contains("random windowing"));
+}
