@@ -103,7 +103,7 @@ void Differences(RankingAnalysis& a, const SweepResults& results) {
     const auto [k, family] = items[w];
     std::vector<size_t> runs;
     for (size_t r : with_outcome) {
-      if (family < 0 || results.runs[r].family != a.families[size_t(family)]) runs.push_back(r);
+      if (family < 0 || results.runs[r].method_family != a.families[size_t(family)]) runs.push_back(r);
     }
     DifferenceSpec s = spec;
     s.a_name = a.differences[k].perp;
@@ -195,7 +195,9 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
   PC_CHECK(!a.outcomes.outcomes.empty(), results.path, ": no run has a downstream score (downstream/delta_nll, ...)");
   a.outcome = a.outcomes.Find(options.outcome);
   for (const SweepRun& r : results.runs) {
-    if (std::find(a.families.begin(), a.families.end(), r.family) == a.families.end()) a.families.push_back(r.family);
+    if (std::find(a.families.begin(), a.families.end(), r.method_family) == a.families.end()) {
+      a.families.push_back(r.method_family);
+    }
   }
   for (const std::string& name : MainPredictorNames()) {
     if (auto i = a.FindPredictor(name)) a.main.push_back(*i);
@@ -206,7 +208,7 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
 
   const std::vector<size_t> with_outcome = a.outcomes.RunsWith(a.outcome);
   std::vector<std::string> groups;
-  for (size_t r : with_outcome) groups.push_back(results.runs[r].family);
+  for (size_t r : with_outcome) groups.push_back(results.runs[r].method_family);
   const std::vector<double> y = Subset(a.outcomes.values[a.outcome], with_outcome);
   for (size_t m : a.main) {
     const VariableNames names{a.predictors.predictors[m].name, a.outcomes.outcomes[a.outcome].name};
@@ -240,7 +242,7 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   const OutcomeInfo& outcome = a.outcomes.outcomes[a.outcome];
   const std::string coef = CoefficientTitle(a.options.coefficient);
   std::map<std::string, int> family_runs;
-  for (const SweepRun& r : results.runs) family_runs[r.family]++;
+  for (const SweepRun& r : results.runs) family_runs[r.method_family]++;
   std::vector<std::string> fam;
   for (const std::string& f : a.families) fam.push_back(Str(f, " ", family_runs[f]));
   std::string out;

@@ -63,6 +63,17 @@ void ReadLmEval(const store::Group& run, SweepRun* r) {
   }
 }
 
+}  // namespace
+
+std::string MethodFamily(const std::string& method, const std::string& params_json) {
+  if (method != "sparsegpt" || params_json.empty()) return method;
+  const nlohmann::json p = nlohmann::json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object() || !p.contains("bits") || !p["bits"].is_number()) return method;
+  return p["bits"].get<double>() > 0 ? "joint" : method;
+}
+
+namespace {
+
 SweepRun ReadRun(const store::Group& runs, const std::string& name) {
   const store::Group g = runs.OpenGroup(name);
   SweepRun r;
@@ -79,6 +90,7 @@ SweepRun ReadRun(const store::Group& runs, const std::string& name) {
   r.conventions_key = RequireString(g, "conventions_key");
   r.conventions = g.GetAttrOr<std::string>("conventions", "");
   r.params = g.GetAttrOr<std::string>("params", "");
+  r.method_family = MethodFamily(r.method, r.params);
   r.recipe_yaml = g.GetAttrOr<std::string>("recipe_yaml", "");
   r.compression = g.GetAttrOr<std::string>("compression", "");
   r.seconds_compress = OptionalDouble(g, "seconds_compress");

@@ -37,6 +37,7 @@ struct SweepRun {
   std::string name;  // the group name under /runs
   int64_t index = -1;
   std::string recipe, method, family, params, recipe_yaml, compression, status;
+  std::string method_family;  // MethodFamily(method, params): what leave-one-family-out leaves out
   std::string conventions, conventions_key;
   double seconds_compress = 0, seconds_measure = 0, seconds_eval = 0;  // NaN when absent
 
@@ -56,6 +57,11 @@ struct SweepRun {
   std::string lm_eval_source, lm_eval_sha256;
   std::vector<LmEvalScore> lm_eval;
 };
+
+// The method family of a run for the rankings: the method's name (rtn, awq, perp-awq, gptq,
+// magnitude, wanda, wanda-perp, sparsegpt), except "joint" for SparseGPT with joint quantization
+// (`bits` > 0 in the run's main-method params JSON).
+std::string MethodFamily(const std::string& method, const std::string& params_json);
 
 struct SweepResults {
   std::string path;

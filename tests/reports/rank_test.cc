@@ -244,9 +244,13 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   CHECK(d.perp == "perp.ratio.block_output.accumulated.mean");
   REQUIRE(d.all.has_interval());
   CHECK(*d.all.lo > 0);  // ΔNLL is 4 × perp with 15% noise; par varies independently
-  CHECK(d.by_family.size() == 2);
-  CHECK(d.by_family[0].family == "quantization");
-  CHECK(d.by_family[0].remaining == 8);
+  // Leave one *method* family out (rtn, awq, magnitude, wanda), not quantization / pruning.
+  REQUIRE(d.by_family.size() == 4);
+  CHECK(d.by_family[0].family == "rtn");
+  CHECK(d.by_family[1].family == "awq");
+  CHECK(d.by_family[3].family == "wanda");
+  CHECK(d.by_family[0].remaining == 12);
+  CHECK(a.families == std::vector<std::string>{"rtn", "awq", "magnitude", "wanda"});
   REQUIRE(a.best.has_value());
   const PredictorInfo& best = a.predictors.predictors[*a.best];
   CHECK(best.quantity == "perp");
@@ -372,4 +376,13 @@ TEST_CASE("rank: the first differing convention is named by its path", "[reports
         "'pairs[0].sha256': \"x\" vs \"y\"");
   CHECK(FirstConventionDifference(R"({"a":1})", R"({"a":1,"b":2})") == "'b': absent vs 2");
   CHECK(FirstConventionDifference("not json", "also not") == "the conventions texts differ");
+}
+
+TEST_CASE("rank: method families for leave-one-family-out", "[reports][rank]") {
+  using pc::reports::MethodFamily;
+  for (const char* m : {"rtn", "awq", "perp-awq", "gptq", "magnitude", "wanda", "wanda-perp"}) CHECK(MethodFamily(m, "") == m);
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5})") == "sparsegpt");
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 0})") == "sparsegpt");
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 4})") == "joint");
+  CHECK(MethodFamily("gptq", R"({"bits": 4})") == "gptq");
 }
