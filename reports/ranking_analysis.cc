@@ -253,6 +253,12 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
                results.shard.empty() ? "" : ", shard " + results.shard, ")");
   }
   out += Str("; families: ", Join(fam, ", "), "\n");
+  if (!results.failed.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [run, error] : results.failed) names.push_back(run + " (" + error + ")");
+    out += Str(results.failed.size(), results.failed.size() == 1 ? " run failed and is" : " runs failed and are",
+               " not ranked: ", Join(names, "; "), "\n");
+  }
   out += Str("outcome: ", outcome.name, " (", outcome.title, "); ", coef, "; bootstrap ", a.options.bootstrap.resamples,
              " resamples, seed ", a.options.bootstrap.seed, ", ", FormatFixed(100 * a.options.bootstrap.confidence, 0),
              "% intervals; ", a.predictors.predictors.size(), " predictors\n");

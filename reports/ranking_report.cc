@@ -605,6 +605,7 @@ class Report {
     t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
     t.AddRow({"runs", Str(s_.runs.size(), " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
                           s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    for (const auto& [run, error] : s_.failed) t.AddRow({"failed run", run + ": " + error});
     t.AddRow({"conventions_key", s_.conventions_key});
     const nlohmann::json conv = nlohmann::json::parse(s_.conventions, nullptr, false);
     if (conv.is_object()) {

@@ -177,6 +177,16 @@ SweepResults ReadSweepResults(const std::string& path) {
   s.shard = root.GetAttrOr<std::string>("shard", "");
   s.runs_total = root.GetAttrOr<int64_t>("runs_total", 0);
   s.runs_complete = root.GetAttrOr<int64_t>("runs_complete", 0);
+  if (root.HasAttr("failed_runs")) {
+    const nlohmann::json f = nlohmann::json::parse(root.GetAttr<std::string>("failed_runs"), nullptr, false);
+    PC_CHECK(f.is_array(), path, ": attribute failed_runs is not a JSON list");
+    for (const auto& e : f) {
+      PC_CHECK(e.is_object() && e.value("run", nlohmann::json()).is_string() &&
+                   e.value("error", nlohmann::json()).is_string(),
+               path, ": attribute failed_runs: expected {\"run\": ..., \"error\": ...} entries");
+      s.failed.emplace_back(e["run"].get<std::string>(), e["error"].get<std::string>());
+    }
+  }
   s.reference_ppl = OptionalDouble(root, "reference_ppl");
   s.reference_mean_nll = OptionalDouble(root, "reference_mean_nll");
   s.reference_pairs_accuracy = OptionalDouble(root, "reference_pairs_accuracy");
