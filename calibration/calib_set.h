@@ -1,6 +1,6 @@
 // calibration/calib_set.h — calibration token windows, with the record of exactly which were used.
 //
-// Conventions (CONVENTIONS.md "Calibration"; ANCHORS.md §1 and §3):
+// Conventions (docs/RECIPES.md; docs/AWQ.md):
 //   kAwq     llm-awq: documents (JSON lines, or the lines of a plain text file) shuffled with
 //            the seed, each encoded with the tokenizer's special prefix; documents longer than
 //            L tokens (and empty ones) skipped; the first `samples` kept, concatenated and cut

@@ -1,5 +1,4 @@
-// calibration/windows.h — text -> token stream -> windows (CONVENTIONS.md "Text, windows
-// and perplexity"): the whole text is tokenized once, the tokenizer's special prefix (BOS
+// calibration/windows.h — text -> token stream -> windows (docs/METRICS.md): the whole text is tokenized once, the tokenizer's special prefix (BOS
 // for Llama) added once at the start, then cut into consecutive non-overlapping windows of
 // seq_len tokens, the tail dropped.
 #pragma once
@@ -36,7 +35,7 @@ TokenWindows MakeWindows(const std::vector<int64_t>& stream, int64_t seq_len, in
 constexpr int64_t kDefaultEvalSeqLen = 2048;
 int64_t EvalSeqLen(int64_t requested, int64_t context);
 
-// The id a sentence is scored after when scoring it alone (CONVENTIONS.md "Minimal pairs"):
+// The id a sentence is scored after when scoring it alone (docs/METRICS.md "Minimal pairs"):
 // BOS when the tokenizer has one, otherwise the end-of-text token.
 int64_t ScoringStartId(const Tokenizer& tokenizer);
 

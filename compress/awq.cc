@@ -2,7 +2,7 @@
 //
 // awq: llm-awq's activation-aware scale search, folding and clipping (docs/AWQ.md), then the
 // shared group quantizer. perp-awq: the same search with the loss λ∥·‖e∥‖² + λ⊥·‖e⊥‖², e split
-// per token against the inspected module's original output (CONVENTIONS.md: λ∥ = 0.1, λ⊥ = 1).
+// per token against the inspected module's original output (docs/AWQ.md: λ∥ = 0.1, λ⊥ = 1).
 #include <map>
 
 #include "compress/awq_block.h"

@@ -1,4 +1,4 @@
-// compress/gptq.cc — GPTQ (IST-DASLab/gptq, ANCHORS.md §4; docs/PRUNING.md "GPTQ").
+// compress/gptq.cc — GPTQ (IST-DASLab/gptq, docs/PRUNING.md "GPTQ").
 //
 // H = (2/n) XᵀX, damped, U = upper Cholesky factor of H⁻¹ (compress/hessian.h); dead columns
 // (diag H = 0) have their weights zeroed; the columns are quantized one by one with GPTQ's own

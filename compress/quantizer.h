@@ -2,9 +2,9 @@
 // sparsegpt's joint quantization share; gptq computes its parameters with GPTQ's own rule
 // (ComputeGptqQuantParams) and applies them with FakeQuantizeWith.
 //
-// Semantics of llm-awq's pseudo_quantize_tensor (ANCHORS.md §1). Groups run along the input
+// Semantics of llm-awq's pseudo_quantize_tensor (docs/AWQ.md). Groups run along the input
 // dimension; a trailing partial group gets its own scale and zero point; when in_features <
-// group_size, or group_size = -1, the whole row is one group (CONVENTIONS.md).
+// group_size, or group_size = -1, the whole row is one group (docs/PRUNING.md).
 //   asymmetric: scale = max(max−min, 1e-5) / (2^b − 1), zero = clamp(−round(min/scale), 0, 2^b − 1),
 //               ŵ = (clamp(round(w/scale) + zero, 0, 2^b − 1) − zero) · scale
 //   symmetric:  scale = max(max|w|, 1e-5) / (2^(b−1) − 1), ŵ = clamp(round(w/scale), −2^(b−1), 2^(b−1) − 1) · scale

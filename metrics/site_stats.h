@@ -2,7 +2,7 @@
 // (docs/METRICS.md "Aggregates").
 //
 // A token is valid when the relative forms are defined: ‖ref‖ > 0 and, in the "incoming"
-// frame, ‖h‖ > 0 too; other tokens are skipped and counted (CONVENTIONS.md "Metrics"). Over
+// frame, ‖h‖ > 0 too; other tokens are skipped and counted (docs/METRICS.md). Over
 // valid tokens, in float64: means of the relative forms, ratios of sums (Σ iso / Σ ‖ref‖²,
 // ...), means of the absolute forms, cosine and norm ratio. Percentiles (p50/p90/p99, linear
 // interpolation between order statistics as numpy's default) of the relative iso/par/perp

@@ -92,7 +92,7 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
   }
   out.plan.propagate_compressed =
       recipe.propagate ? recipe.propagate->value == Propagate::kCompressed : main.default_propagate_compressed;
-  // Calibration defaults: the recipe's, else the method's conventions (CONVENTIONS.md).
+  // Calibration defaults: the recipe's, else the method's conventions (docs/RECIPES.md).
   CalibSpec& c = out.calib;
   c.windowing = ParseWindowing(main.default_windowing, "method " + main.name);
   if (recipe.calibration.windowing) {

@@ -3,7 +3,7 @@
 // merge of results files (shards of one sweep, or sweeps over the same model and conventions).
 // No LibTorch: `perpcomp merge`, `perpcomp rank` and tests read these with the store only.
 //
-// Crash safety (CONVENTIONS.md "HDF5"): a run file exists under its final name only when it is
+// Crash safety (docs/HDF5.md): a run file exists under its final name only when it is
 // complete (store::File::CreateStaged); a results file is never edited, only rebuilt (staged)
 // from the complete run files with store::CopyGroup.
 #pragma once

@@ -1,5 +1,5 @@
-// reports/ranking_analysis.h — the statistics of `perpcomp rank` (DESIGN.md "Ranking and correlation",
-// CONVENTIONS.md "Metrics", docs/RANKING.md): every selected predictor against every outcome with four
+// reports/ranking_analysis.h — the statistics of `perpcomp rank` (docs/RANKING.md,
+// docs/METRICS.md, docs/RANKING.md): every selected predictor against every outcome with four
 // coefficients and bootstrap intervals, the paired bootstrap of ρ(perp) − ρ(iso) (overall and with each method
 // family left out), the best predictor, and the ranking of runs by the chosen outcome.
 // Pure computation on data read by sweep_results.h; no files are written here (ranking_report.h renders).

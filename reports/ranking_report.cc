@@ -645,7 +645,7 @@ class Report {
         "Kinds: accumulated = each model end to end (errors of earlier layers included); local = the compressed layer "
         "on "
         "the reference's input.",
-        "Layer aggregates (CONVENTIONS.md): mean over layers, the final layer, the worst layer (max for errors, min "
+        "Layer aggregates (docs/RANKING.md): mean over layers, the final layer, the worst layer (max for errors, min "
         "for "
         "cosine, the value farthest from no damage for the signed p and norm_ratio). For `linear`, a layer's value is "
         "the "

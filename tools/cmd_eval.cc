@@ -1,7 +1,7 @@
 // perpcomp eval --model DIR [--text FILE [--seq-len N] [--max-windows K] [--reference DIR]]
 //   [--pairs FILE|DIR|blimp-sva ...] [--import-lm-eval FILE.json] [--out FILE.h5 [--run NAME]] [--json]
 // Perplexity on a text; with --reference also ΔNLL, KL(reference ‖ model) and top-1 agreement;
-// minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by CONVENTIONS.md
+// minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by docs/METRICS.md
 // (later stages add keys, never rename them); everything into a "eval" HDF5 file with --out.
 #include <cstdio>
 #include <iostream>
