@@ -66,6 +66,9 @@ struct ResultsHeader {
   // Runs that threw (run name, message), not retried: root attribute `failed_runs` (JSON list of
   // {"run", "error"}); absent in files from before it existed.
   std::vector<std::pair<std::string, std::string>> failed;
+  // The sweep file's primary comparisons (perp, iso): root attribute `primary_comparisons` (JSON
+  // list of pairs); empty: rank's defaults.
+  std::vector<std::pair<std::string, std::string>> primary;
 };
 ResultsHeader ReadResultsHeader(const store::File& results);
 

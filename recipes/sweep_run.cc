@@ -553,6 +553,7 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   header.conventions_key = c.key;
   header.runs_total = static_cast<int64_t>(plan.runs.size());
   header.shard = o.sharded ? Str(o.shard_k, "/", o.shard_n) : "";
+  header.primary = plan.spec.primary;
   auto rebuild = [&](const std::string& crash_run) {
     std::vector<std::string> files;
     for (size_t i : mine) {

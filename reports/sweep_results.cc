@@ -177,6 +177,15 @@ SweepResults ReadSweepResults(const std::string& path) {
   s.shard = root.GetAttrOr<std::string>("shard", "");
   s.runs_total = root.GetAttrOr<int64_t>("runs_total", 0);
   s.runs_complete = root.GetAttrOr<int64_t>("runs_complete", 0);
+  if (root.HasAttr("primary_comparisons")) {
+    const nlohmann::json p = nlohmann::json::parse(root.GetAttr<std::string>("primary_comparisons"), nullptr, false);
+    PC_CHECK(p.is_array(), path, ": attribute primary_comparisons is not a JSON list");
+    for (const auto& e : p) {
+      PC_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(), path,
+               ": attribute primary_comparisons: expected [perp, iso] name pairs");
+      s.primary.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+    }
+  }
   if (root.HasAttr("failed_runs")) {
     const nlohmann::json f = nlohmann::json::parse(root.GetAttr<std::string>("failed_runs"), nullptr, false);
     PC_CHECK(f.is_array(), path, ": attribute failed_runs is not a JSON list");

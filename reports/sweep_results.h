@@ -69,6 +69,8 @@ struct SweepResults {
   std::string sweep, sweep_yaml, conventions, conventions_key, shard;
   int64_t runs_total = 0, runs_complete = 0;
   std::vector<std::pair<std::string, std::string>> failed;  // runs that threw (name, message): root failed_runs
+  // Primary comparisons (perp, iso predictor names) declared by the sweep: root primary_comparisons.
+  std::vector<std::pair<std::string, std::string>> primary;
   double reference_ppl = 0, reference_mean_nll = 0, reference_pairs_accuracy = 0;  // NaN when absent
   std::vector<SweepRun> runs;                                                      // ordered by `index`, then by name
 };

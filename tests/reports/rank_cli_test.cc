@@ -70,7 +70,7 @@ TEST_CASE("perpcomp rank writes the report and prints the headline", "[reports][
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("perpcomp rank: 12 runs of sweep 'fixture-sweep'; families: rtn 3, awq 3, magnitude 3, wanda 3") &&
                         Contains("bootstrap 200 resamples, seed 5") && Contains("best predictor: ") &&
-                        Contains("mean over layers: ρ(perp) − ρ(iso) = ") &&
+                        Contains("ratio.block_output.accumulated.mean: ρ(perp) − ρ(iso) = ") &&
                         Contains("report: " + out + "/report.html"));
   for (const char* name :
        {"report.html", "report.md", "ranking.csv", "correlations.csv", "differences.csv", "conventions.csv"}) {

@@ -208,9 +208,18 @@ TEST_CASE("rank: predictors a run lacks are left out with a note", "[reports][ra
   f.weights = false;
   const pc::reports::SweepResults s = pc::reports::ReadSweepResults(WriteFixture(f));
   const auto m = pc::reports::ExtractPredictors(s, pc::reports::PredictorCatalogue());
-  CHECK(m.predictors.size() == pc::reports::PredictorCatalogue().size() - 2 * 14 - 3);
-  REQUIRE(m.left_out.size() == 2 * 14 + 3);
-  CHECK_THAT(m.left_out.front(), Contains("final_norm") && Contains("has no rows for site final_norm"));
+  // Left out: the final norm's predictors, the weights', and the block update's (the fixture has
+  // no block_update rows, as results from before that site).
+  size_t absent = 0;
+  for (const auto& p : pc::reports::PredictorCatalogue()) {
+    absent += p.site == "final_norm" || p.site == "weights" || p.site == "block_update" ? 1 : 0;
+  }
+  CHECK(m.predictors.size() == pc::reports::PredictorCatalogue().size() - absent);
+  REQUIRE(m.left_out.size() == absent);
+  CHECK_THAT(m.left_out.front(), Contains("block_update") && Contains("has no rows for site block_update"));
+  bool final_norm_noted = false;
+  for (const auto& note : m.left_out) final_norm_noted = final_norm_noted || note.find("has no rows for site final_norm") != std::string::npos;
+  CHECK(final_norm_noted);
   CHECK_THAT(m.left_out.back(), Contains("weight.rel_fro.max: run 'rtn-0' has no weights table"));
 }
 
@@ -268,9 +277,25 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   CHECK(a.main_left_out[0].size() == 2);
 
   const std::string h = pc::reports::Headline(s, a);
-  CHECK_THAT(h, Contains("16 runs of sweep 'fixture-sweep'") && Contains("best predictor: perp.") &&
-                    Contains("mean over layers: ρ(perp) − ρ(iso) = ") &&
-                    Contains("the interval excludes 0: perp predicts delta_nll better than iso in this sweep"));
+  CHECK_THAT(h, Contains("16 runs of sweep 'fixture-sweep'") && Contains("exploratory — best predictor: perp.") &&
+                    Contains("primary comparisons, declared before looking") &&
+                    Contains("ratio.block_output.accumulated.mean: ρ(perp) − ρ(iso) = ") &&
+                    Contains("the interval excludes 0: perp predicts delta_nll better than iso in this sweep") &&
+                    Contains("held-out check: chosen on a random half of 8 runs"));
+  // The primary comparisons come first, the best of many after them, marked exploratory.
+  CHECK(h.find("primary comparisons") < h.find("exploratory"));
+  // The split-half check: every split chose a predictor and measured it on the other half.
+  CHECK(a.held_out.detail.empty());
+  CHECK(a.held_out.held_out.size() == a.held_out.splits);
+  CHECK(a.held_out.q10 <= a.held_out.median);
+  CHECK(a.held_out.median <= a.held_out.q90);
+  CHECK(a.held_out.median <= a.held_out.in_sample_median + 1e-12);  // the chosen half flatters it
+  // Declared primary comparisons replace the defaults.
+  pc::reports::RankOptions declared = o;
+  declared.primary = {{"perp.ratio.block_output.accumulated.final", "iso.ratio.block_output.accumulated.final"}};
+  const pc::reports::RankingAnalysis ad = pc::reports::AnalyzeSweep(s, declared);
+  CHECK(ad.main_differences == 1);
+  CHECK(ad.differences[0].perp == "perp.ratio.block_output.accumulated.final");
 
   // A seed reproduces every number; another seed changes the intervals.
   const pc::reports::RankingAnalysis again = pc::reports::AnalyzeSweep(s, o);
@@ -297,7 +322,9 @@ TEST_CASE("rank: one run gives the ranking and 'insufficient' everywhere else", 
              Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 "
                       "runs (insufficient)"));
   const pc::reports::RankReport r = pc::reports::BuildRankReport(s, a, {"perpcomp rank x", "perpcomp test"});
-  CHECK(r.html_figures == 3 /*histograms*/ + 1 /*bars*/ + 9 /*scatter*/ + 1 /*profile*/);
+  // Histograms: the primary pairs present (3 at the block outputs, the paper-frame attention and MLP
+  // updates; the fixture has no block_update rows).
+  CHECK(r.html_figures == 5 /*histograms*/ + 1 /*bars*/ + 9 /*scatter*/ + 1 /*profile*/);
 }
 
 TEST_CASE("rank: the report's files, tables and figures", "[reports][rank]") {
