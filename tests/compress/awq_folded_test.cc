@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -26,14 +27,18 @@
 
 namespace {
 
-// A tokenizer.json for the reference models (no merges, one piece per id): RunCompress needs a
-// tokenizer; self-sampled calibration never encodes text.
+// A tokenizer.json for the reference models (no merges, one piece per id, <|endoftext|> = 1):
+// RunCompress needs a tokenizer; self-sampled calibration starts from <|endoftext|> and never
+// encodes text.
 void AddTokenizer(const std::string& dir, int64_t vocab) {
   nlohmann::json v = nlohmann::json::object();
   v["<unk>"] = 0;
-  for (int64_t i = 1; i < vocab; ++i) v["t" + std::to_string(i)] = i;
+  v["<|endoftext|>"] = 1;  // where self-sampling starts
+  for (int64_t i = 2; i < vocab; ++i) v["t" + std::to_string(i)] = i;
+  nlohmann::json added = nlohmann::json::array();
+  added.push_back({{"id", 1}, {"content", "<|endoftext|>"}, {"special", true}});
   nlohmann::json tok = {{"version", "1.0"},
-                        {"added_tokens", nlohmann::json::array()},
+                        {"added_tokens", added},
                         {"normalizer", nullptr},
                         {"pre_tokenizer", nullptr},
                         {"post_processor", nullptr},
@@ -43,8 +48,14 @@ void AddTokenizer(const std::string& dir, int64_t vocab) {
   pc::fs::WriteFileAtomic(dir + "/tokenizer.json", tok.dump());
 }
 
+// A copy of the reference model of `arch` with that tokenizer (the shared reference folder is left
+// as it is).
 std::string ReferenceWithTokenizer(const std::string& arch, const std::string& variant) {
-  std::string dir = pc::test::MakeReferenceModel(arch, variant.empty() ? "" : "--variant " + variant);
+  const std::string src = pc::test::MakeReferenceModel(arch, variant.empty() ? "" : "--variant " + variant);
+  const std::string dir = pc::test::TempDir("awq-folded-ref-" + arch + variant);
+  for (const char* f : {"config.json", "model.safetensors"}) {
+    pc::fs::WriteFileAtomic(dir + "/" + f, pc::fs::ReadFile(src + "/" + f));
+  }
   AddTokenizer(dir, pc::Model::Load(dir)->config().vocab_size);
   return dir;
 }
@@ -83,7 +94,8 @@ TEST_CASE("awq fold only: zero error at every measure site and zero weight rel_f
     auto ref = pc::Model::Load(ref_dir);
     auto comp = pc::Model::Load(out);
     at::Tensor windows = pc::test::RandomTokens(3, 12, ref->config().vocab_size, 4);
-    pc::MeasureResult m = pc::Measure(*ref, *comp, windows, {});
+    const pc::MeasureOptions mo;
+    pc::MeasureResult m = pc::Measure(*ref, *comp, windows, mo);
     int outputs_scaled = 0;
     for (size_t e = 0; e < m.sites.size(); ++e) {
       const pc::SiteAggregate& a = m.aggregates[e];
@@ -101,6 +113,18 @@ TEST_CASE("awq fold only: zero error at every measure site and zero weight rel_f
     if (c.arch == "gpt2" || c.arch == "opt" || c.arch == "llama" || c.arch == "mistral" || c.arch == "qwen2") {
       CHECK(outputs_scaled > 0);
     }
+    // Without the record (as before it existed) the same folder reports the deliberate rescaling
+    // as O(1) error: the members' weights W·s and the absorbing linears' outputs y/s.
+    pc::fs::RemoveAll(out + "/" + pc::kFoldedScalesDir);
+    auto comp_raw = pc::Model::Load(out);
+    pc::MeasureResult raw = pc::Measure(*ref, *comp_raw, windows, mo);
+    double max_rel_fro = 0, max_linear = 0;
+    for (const pc::WeightError& w : raw.weights) max_rel_fro = std::max(max_rel_fro, w.rel_fro);
+    for (size_t e = 0; e < raw.sites.size(); ++e) {
+      if (raw.sites[e].type == pc::SiteType::kLinear) max_linear = std::max(max_linear, raw.aggregates[e].ratio_iso);
+    }
+    CHECK(max_rel_fro > 0.05);
+    if (outputs_scaled > 0) CHECK(max_linear > 0.01);
   }
 }
 

@@ -198,3 +198,15 @@ TEST_CASE("sweep: list-valued params and grids too large to run", "[recipes]") {
                     Where() + ":3: the grid expands to more than 10000 runs");
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
 }
+
+TEST_CASE("sweep: primary comparisons are declared as [perp, iso] pairs", "[recipes]") {
+  pc::recipes::SweepSpec s = S(
+      "name: p\nprimary:\n  - [perp.ratio.block_output.accumulated.mean, iso.ratio.block_output.accumulated.mean]\n"
+      "runs:\n  - recipe: rtn-w4g128\n");
+  REQUIRE(s.primary.size() == 1);
+  CHECK(s.primary[0].first == "perp.ratio.block_output.accumulated.mean");
+  CHECK(s.primary[0].second == "iso.ratio.block_output.accumulated.mean");
+  CHECK(S("name: p\nruns:\n  - recipe: rtn-w4g128\n").primary.empty());
+  CHECK_THROWS_WITH(S("name: p\nprimary:\n  - [a, b, c]\nruns:\n  - recipe: rtn-w4g128\n"),
+                    Contains("an entry of 'primary' is [perp predictor, iso predictor], got 3 names"));
+}
