@@ -89,11 +89,11 @@ TEST_CASE("a model against itself gives exactly zero everywhere, live and from t
   pc::MeasureResult cached = MeasureDirs(dir, dir, windows, PerToken(cache));
   CHECK(cached.cache_hit);
   RequireAllZero(cached);
-  // Sites: every linear, both updates (two frames), block outputs, final norm (if any), logits.
+  // Sites: every linear, both updates (two frames), block outputs, block updates, final norm (if any), logits.
   auto ref = pc::Model::Load(dir);
   size_t linears = 0;
   for (int l = 0; l < ref->num_layers(); ++l) linears += ref->block(l).linears.size();
-  size_t expected = 2 * (linears + ref->num_layers() * (2 * 2 + 1) + (ref->config().has_final_norm ? 1 : 0) + 1);
+  size_t expected = 2 * (linears + ref->num_layers() * (2 * 2 + 1 + 1) + (ref->config().has_final_norm ? 1 : 0) + 1);
   CHECK(live.sites.size() == expected);
 }
 

@@ -163,7 +163,7 @@ TEST_CASE("sweep: schema errors name file:line and what was expected", "[recipes
   CHECK_THROWS_WITH(S("[1]\n"), w + ":1:1: a sweep must be a mapping (key: value lines), got a list");
   CHECK_THROWS_WITH(S("runs: []\n"), w + ":1: the sweep is missing required key 'name'");
   CHECK_THROWS_WITH(S("name: s\ngrid: []\n"), w + ":2: unknown key 'grid' in a sweep (did you mean 'grids'? allowed "
-                                                  "keys: name, description, recipes_dir, runs, grids)");
+                                                  "keys: name, description, recipes_dir, runs, grids, primary)");
   CHECK_THROWS_WITH(S("name: s\nruns:\n  - recipes: x\n"),
                     Contains(w + ":3: unknown key 'recipes' in a runs entry (did you mean 'recipe'?"));
   CHECK_THROWS_WITH(S("name: s\nruns:\n  - name: x\n"), w + ":3: a runs entry is missing required key 'recipe'");

@@ -130,8 +130,12 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
                          (p.frame.empty() ? "" : "." + p.frame) + (p.aggregate.empty() ? "" : "." + p.aggregate);
     CHECK(p.name == expect);
   }
-  // 7 self-frame contexts × 14 forms × 3 aggregates + 4 incoming × 12 × 3 + 4 single-valued sites × 14 + 3 weight.
-  CHECK(all.size() == 7 * 14 * 3 + 4 * 12 * 3 + 4 * 14 + 3);
+  // 9 self-frame contexts (block_update included) × 20 forms × 3 aggregates + 4 incoming × 18 × 3 + 4
+  // single-valued sites × 20 + 3 weight; 20 forms = iso, par, perp × 5 (mean, mean_rel, ratio,
+  // mean_relnorm, last_relnorm) + p × 3 + cos + norm_ratio.
+  CHECK(all.size() == 9 * 20 * 3 + 4 * 18 * 3 + 4 * 20 + 3);
+  CHECK(pc::reports::FindPredictor("perp.last_relnorm.block_update.local.self.mean") != nullptr);
+  CHECK(pc::reports::FindPredictor("p.last_relnorm.attn_update.local.self.mean") == nullptr);  // p is a norm ratio
   for (const std::string& m : pc::reports::MainPredictorNames()) CHECK(pc::reports::FindPredictor(m) != nullptr);
   CHECK(pc::reports::FindPredictor("cos.mean.block_output.accumulated.min") != nullptr);
   CHECK(pc::reports::FindPredictor("cos.mean.block_output.accumulated.max") == nullptr);
@@ -141,7 +145,7 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
   auto sel = pc::reports::SelectPredictors(all, "perp.ratio.*.mean, iso.ratio.block_output.*");
   for (const PredictorInfo& p : sel)
     CHECK((pc::StartsWith(p.name, "perp.ratio.") || pc::StartsWith(p.name, "iso.ratio.block_output.")));
-  CHECK(sel.size() == 11 + 6);
+  CHECK(sel.size() == 13 + 6);
   auto excl = pc::reports::SelectPredictors(all, "!*.local*,!weight.*");
   for (const PredictorInfo& p : excl) CHECK(p.name.find(".local") == std::string::npos);
   CHECK_THROWS_WITH(pc::reports::SelectPredictors(all, "perp.nothing.*"),
@@ -274,7 +278,7 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   CHECK(*a.Cell(a.outcome, cos).at(pc::reports::Coefficient::kSpearman).estimate.value < 0);
   CHECK(*a.Strength(a.outcome, cos) > 0);
   REQUIRE(a.main_left_out.size() == a.main.size());
-  CHECK(a.main_left_out[0].size() == 2);
+  CHECK(a.main_left_out[0].size() == 4);  // the four method families of the fixture
 
   const std::string h = pc::reports::Headline(s, a);
   CHECK_THAT(h, Contains("16 runs of sweep 'fixture-sweep'") && Contains("exploratory — best predictor: perp.") &&
