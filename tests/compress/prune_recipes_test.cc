@@ -69,7 +69,7 @@ TEST_CASE("recipes: an ignore pattern that matches no linear is an error", "[com
                                     pc::MethodRegistry::Builtins());
   };
   CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - '^lm_head$'\n"),
-                    Contains("r.yaml:4:5: ignore pattern '^lm_head$' matches no linear of this llama model") &&
+                    Contains("r.yaml:4: ignore pattern '^lm_head$' matches no linear of this llama model") &&
                         Contains("the output head is never compressed"));
   CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n  - 'mpl\\.up'\n"),
                     Contains("ignore pattern 'mpl\\.up' matches no linear"));
