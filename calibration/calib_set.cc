@@ -162,33 +162,52 @@ CalibSet SelfWindows(const CalibSpec& spec, int64_t n, const Tokenizer& tok, Mod
 
 }  // namespace
 
+CalibPlan ResolveCalib(const CalibSpec& spec, const ModelConfig& config) {
+  CalibPlan p;
+  p.source = spec.source;
+  p.seq_len = spec.seq_len == 0 ? std::min<int64_t>(512, config.max_pos) : spec.seq_len;
+  p.seed = spec.seed;
+  int64_t n = 0;
+  p.self = !spec.source.empty() && ParseSelfSpec(spec.source, &n);
+  p.samples = p.self ? n : spec.samples;
+  p.windowing = p.self ? "self" : WindowingName(spec.windowing);
+  return p;
+}
+
+std::string CalibPlan::Describe() const {
+  std::string s = (source.empty() ? std::string("(no --calib given)") : source) + ", " + std::to_string(samples) +
+                  (self ? " self-sampled windows" : " samples") + " x " + std::to_string(seq_len) + " tokens, ";
+  if (!self) s += windowing + " windowing, ";
+  return s + "seed " + std::to_string(seed);
+}
+
 CalibSet BuildCalibSet(const CalibSpec& spec_in, const Tokenizer& tok, Model& model) {
+  const CalibPlan plan = ResolveCalib(spec_in, model.config());
   CalibSpec spec = spec_in;
-  if (spec.seq_len == 0) spec.seq_len = std::min<int64_t>(512, model.config().max_pos);
+  spec.seq_len = plan.seq_len;
   PC_CHECK(spec.samples > 0, "calibration samples must be positive, got ", spec.samples);
   PC_CHECK(spec.seq_len >= 2, "calibration sequence length must be at least 2, got ", spec.seq_len);
   PC_CHECK(spec.seq_len <= model.config().max_pos || model.arch().pos == PosKind::kRope,
            "calibration sequence length ", spec.seq_len, " exceeds the model's ", model.config().max_pos,
            " positions");
   PC_CHECK(!spec.source.empty(), "no calibration source: give --calib FILE or --calib self:N");
-  int64_t self_n = 0;
   CalibSet set;
   std::string sha;
-  if (ParseSelfSpec(spec.source, &self_n)) {
-    set = SelfWindows(spec, self_n, tok, model);
+  if (plan.self) {
+    set = SelfWindows(spec, plan.samples, tok, model);
   } else {
     std::vector<std::string> docs = Documents(spec, &sha);
     set = spec.windowing == Windowing::kAwq ? AwqWindows(spec, tok, docs) : RandomWindows(spec, tok, docs);
   }
   set.record["source"] = spec.source;
   if (!sha.empty()) set.record["text_sha256"] = sha;
-  set.record["windowing"] = self_n > 0 ? "self" : WindowingName(spec.windowing);
+  set.record["windowing"] = plan.windowing;
   set.record["seed"] = spec.seed;
-  set.record["samples"] = self_n > 0 ? self_n : spec.samples;
+  set.record["samples"] = plan.samples;
   set.record["seq_len"] = spec.seq_len;
   set.record["windows_used"] = set.windows();
   set.record["tokens"] = set.windows() * spec.seq_len;
-  if (!self_n) set.record["text_field"] = spec.text_field;
+  if (!plan.self) set.record["text_field"] = spec.text_field;
   return set;
 }
 

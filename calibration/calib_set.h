@@ -1,6 +1,6 @@
 // calibration/calib_set.h — calibration token windows, with the record of exactly which were used.
 //
-// Conventions (CONVENTIONS.md "Calibration"; ANCHORS.md §1 and §3):
+// Conventions (docs/RECIPES.md; docs/AWQ.md):
 //   kAwq     llm-awq: documents (JSON lines, or the lines of a plain text file) shuffled with
 //            the seed, each encoded with the tokenizer's special prefix; documents longer than
 //            L tokens (and empty ones) skipped; the first `samples` kept, concatenated and cut
@@ -46,6 +46,19 @@ struct CalibSet {
 
 // Parses "self:N" (N > 0); false for anything else.
 bool ParseSelfSpec(const std::string& source, int64_t* n);
+
+// The calibration a spec will actually run, as BuildCalibSet runs and records it (one resolver for
+// the run, its record and `compress --dry-run`): self:N is N self-sampled windows ("self"
+// windowing; samples and windowing of the spec do not apply), seq_len 0 is min(512, context).
+struct CalibPlan {
+  std::string source;  // "" when none was given
+  int64_t samples = 0, seq_len = 0;
+  std::string windowing;  // "awq" | "random" | "self"
+  uint64_t seed = 0;
+  bool self = false;
+  std::string Describe() const;  // "self:8, 8 self-sampled windows x 512 tokens, seed 0"
+};
+CalibPlan ResolveCalib(const CalibSpec& spec, const ModelConfig& config);
 CalibSet BuildCalibSet(const CalibSpec& spec, const Tokenizer& tokenizer, Model& model);
 
 // A uniform integer in [0, n) from a 64-bit engine, unbiased (rejection), portable.

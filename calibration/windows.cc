@@ -1,5 +1,7 @@
 #include "calibration/windows.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace pc {
@@ -30,6 +32,11 @@ int64_t ScoringStartId(const Tokenizer& tokenizer) {
   if (eot >= 0) return eot;
   PC_CHECK(tokenizer.eos_id() >= 0, "the tokenizer has neither a BOS nor an end-of-text token to score sentences after");
   return tokenizer.eos_id();
+}
+
+int64_t EvalSeqLen(int64_t requested, int64_t context) {
+  if (requested > 0) return requested;
+  return std::min<int64_t>(kDefaultEvalSeqLen, std::max<int64_t>(1, context));
 }
 
 }  // namespace pc

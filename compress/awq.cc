@@ -2,7 +2,7 @@
 //
 // awq: llm-awq's activation-aware scale search, folding and clipping (docs/AWQ.md), then the
 // shared group quantizer. perp-awq: the same search with the loss λ∥·‖e∥‖² + λ⊥·‖e⊥‖², e split
-// per token against the inspected module's original output (CONVENTIONS.md: λ∥ = 0.1, λ⊥ = 1).
+// per token against the inspected module's original output (docs/AWQ.md: λ∥ = 0.1, λ⊥ = 1).
 #include <map>
 
 #include "compress/awq_block.h"
@@ -68,6 +68,16 @@ class Awq final : public Method {
   void TransformBlock(BlockScope& scope) override {
     out_scales_.clear();  // the previous block's linears are all compressed and logged
     awq::TransformAwqBlock(scope, options_, name(), &notes_);
+    for (const auto& [linear, note] : notes_) {
+      if (note.in_scale.defined()) folded_.input[linear] = note.in_scale;
+      if (note.out_scale.defined()) folded_.output[linear] = note.out_scale;
+    }
+  }
+
+  void TakeFoldedScales(FoldedScales& into) override {
+    for (auto& [n, t] : folded_.input) into.input[n] = t;
+    for (auto& [n, t] : folded_.output) into.output[n] = t;
+    folded_ = FoldedScales();
   }
 
   at::Tensor OutputScale(const Linear& linear) const override {
@@ -105,6 +115,7 @@ class Awq final : public Method {
   bool quantize_ = true;
   std::map<std::string, awq::LinearNote> notes_;  // per linear, from TransformBlock to CompressLinear
   std::map<std::string, at::Tensor> out_scales_;   // this block's linears whose output rows absorbed 1/s
+  FoldedScales folded_;                            // this block's folded scales, until the engine takes them
 };
 
 MethodInfo AwqInfo(const std::string& name, const std::string& summary, double lambda_par, double lambda_perp) {

@@ -226,6 +226,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
     for (int i : g.members) {
       scale_of[i] = results[gi].scales;
       LinearNote& note = (*notes)[block.linears[i].name];
+      note.in_scale = results[gi].scales.to(at::kFloat);
       note.alpha = results[gi].alpha[results[gi].best];
       note.group = g.name;
     }

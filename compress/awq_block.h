@@ -1,7 +1,7 @@
 // compress/awq_block.h — AWQ on one block: capture the calibration statistics, search every
 // scale group's α on the original block, fold all scales, then search and apply the clipping.
 //
-// Order and data, as llm-awq's run_awq (ANCHORS.md §1):
+// Order and data, as llm-awq's run_awq (docs/AWQ.md):
 //   1. one pass of the original block over the calibration windows (micro-batches) captures
 //      Σ|x| of each group's input, the full inputs of groups measured on their member, the
 //      original attention / MLP updates and the MLP's input, and 1 of every
@@ -36,6 +36,7 @@ struct LinearNote {
   std::string group;        // that group's name
   at::Tensor clip_step;     // (rows, groups) int64 chosen shrink step, undefined when not clipped
   at::Tensor out_scale;     // (out,) float32 factor folded into its output rows (1/s), undefined: none
+  at::Tensor in_scale;      // (in,) float32 s its input columns were multiplied by, undefined: none
 };
 
 // Runs steps 1–4 on scope's block for the linears in scope.members; appends one "awq_group"

@@ -1,13 +1,13 @@
 // compress/awq_search.h — the numerical pieces of AWQ: the scale formula, the grid search over
 // α with an isotropic or directional loss, and the weight-clipping search.
 //
-// llm-awq (ANCHORS.md §1): s = mean|x|^α, clamp ≥ 1e-4, s /= √(max s · min s), members
+// llm-awq (docs/AWQ.md): s = mean|x|^α, clamp ≥ 1e-4, s /= √(max s · min s), members
 // W ← Q(W·s)/s, loss = mean squared error of the inspected module's output, α = i/n_grid for
 // i = 0..n_grid−1, best α kept with a strict "<". AutoAWQ's duo scaling (§2):
 // s = mean|x|^α / (w_mean^(1−α) + 1e-4), w_mean = mean over the members' rows of |w| / (max|w| of
 // its quantization group + 1e-6); non-finite scales become 1.
 // Perpendicular-aware loss: e = ŷ − y split per token against the original output y
-// (DESIGN.md "Directional error"): λ∥·Σ par + λ⊥·Σ perp, each divided by the element count.
+// (docs/METRICS.md): λ∥·Σ par + λ⊥·Σ perp, each divided by the element count.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -61,13 +61,16 @@ class StatsHooks : public ForwardHooks {
     if (site.kind == SiteKind::kLinearInput) {
       at::Tensor flat = x.reshape({-1, x.size(-1)}).to(at::kFloat);  // (n, in)
       last_input_[site.index] = flat;
-      // Linears fed by the same tensor (q, k, v; gate, up) share one accumulation.
-      auto shared = by_input_.find(x.data_ptr());
+      // Linears fed by the same tensor (q, k, v; gate, up: the same InputIndex of their role, within
+      // one forward) share one accumulation. Keyed by the site, not by the tensor's data pointer: a
+      // freed buffer reused for another input would otherwise merge two inputs' statistics.
+      const int input = InputIndex(block_.linears[site.index].role);
+      auto shared = by_input_.find(input);
       if (shared != by_input_.end() && shared->second.second == t.kinds) {
         t.stats = shared->second.first;
         return x;
       }
-      by_input_[x.data_ptr()] = {t.stats, t.kinds};
+      by_input_[input] = {t.stats, t.kinds};
       InputStats& s = *t.stats;
       s.tokens += flat.size(0);
       if (t.kinds & kStatAbsSum) Add(s.abs_sum, flat.abs().sum(0).to(at::kDouble));
@@ -89,7 +92,7 @@ class StatsHooks : public ForwardHooks {
   }
   const Block& block_;
   std::map<int, Target> targets_;
-  std::map<const void*, std::pair<std::shared_ptr<InputStats>, uint32_t>> by_input_;
+  std::map<int, std::pair<std::shared_ptr<InputStats>, uint32_t>> by_input_;  // InputIndex -> first accumulation
   std::map<int, at::Tensor> last_input_;
 };
 
@@ -315,6 +318,9 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           if (orig_it != original.end()) original.erase(orig_it);
         }
       }
+    }
+    for (auto& m : plan.methods) {
+      if (m->TransformsBlock()) m->TakeFoldedScales(result.folded);
     }
     at::Tensor next = y_orig;
     if (!y_orig.defined()) {  // the compressed block's outputs replace its inputs, window by window

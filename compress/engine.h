@@ -46,7 +46,7 @@ struct Plan {
 };
 
 struct EngineOptions {
-  int64_t micro_batch = 0;   // windows per forward; 0: sized to ~256 MB of intermediates
+  int64_t micro_batch = 0;   // windows per forward; 0: DefaultMicroBatch (~64 MB of intermediates, model/sizes.h)
   int64_t log_windows = 4;   // calibration windows used for the logged per-linear output errors
   // Called when block `layer` is final; the engine unloads it afterwards when the model has a
   // checkpoint (streaming output).
@@ -59,6 +59,7 @@ struct EngineOptions {
 
 struct CompressResult {
   std::vector<Record> records;  // one "linear" record per plan entry, plus method records
+  FoldedScales folded;          // scales block transforms folded into the weights (AWQ), per linear
   double seconds = 0;
 };
 

@@ -3,8 +3,10 @@
 //   <module>.qzeros   int32 (in/g, out/8)   zero points, packed the same way
 //   <module>.scales   fp16  (in/g, out)
 //   <module>.bias     fp16  (out,)          when the linear has one
-// replacing <module>.weight; every other tensor is copied as it is (AWQ activation scales stay
-// <...>.act.scales). config.json gains quantization_config. The integer codes are recovered
+// replacing <module>.weight; every other tensor is copied as it is. AWQ activation scales are
+// AutoAWQ's <...>.act.scales (ScaledActivation): the fake-quantized Hugging Face folder folded
+// them into the next linear's input columns (model/folded_scales.h), so they are put back first
+// (s into act.scales, ·s on those columns). config.json gains quantization_config. The integer codes are recovered
 // from the fake-quantized weights (compress/awq_pack.h) and must lie on a 4-bit grid exactly.
 #include "compress/export.h"
 
@@ -145,7 +147,35 @@ ExportPlan Resolve(const Model& model, const Plan& plan) {
 
 void CheckAwqGemm(const Model& model, const Plan& plan) { Resolve(model, plan); }
 
+namespace {
+// Undoes the fake-quantized folder's fold of the activation scales (recipes/compress_run.cc):
+// act_scales = s and W[:, j] ·= s_j on every linear that reads act(x)/s.
+void RestoreActivationScales(Model& model) {
+  const FoldedScales folded = ReadFoldedScales(model.source_dir());
+  if (folded.activation.empty()) return;
+  for (int l = 0; l < model.num_layers(); ++l) {
+    model.LoadBlock(l);  // the scales stay in memory for the export below
+    Block& b = model.block(l);
+    auto it = folded.activation.find(b.act_scales_name);
+    if (it == folded.activation.end()) continue;
+    const at::Tensor& s = it->second;  // (intermediate,) float32
+    for (const ScaleGroupSpec& g : model.arch().awq_groups) {
+      if (g.prev != PrevKind::kActivation) continue;
+      for (Role r : g.members) {
+        Linear* lin = b.Find(r);
+        if (lin == nullptr) continue;
+        PC_CHECK(lin->in_features() == s.numel(), "'", model.source_dir(), "/", kFoldedScalesDir, "': '", it->first,
+                 "' has ", s.numel(), " entries, '", lin->name, "' ", lin->in_features(), " inputs");
+        lin->weight = (lin->weight.to(at::kFloat) * s.unsqueeze(0)).to(lin->weight.scalar_type());
+      }
+    }
+    b.act_scales = s.to(model.dtype());
+  }
+}
+}  // namespace
+
 void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir) {
+  RestoreActivationScales(model);
   const ExportPlan ep = Resolve(model, plan);
   const std::map<std::string, QuantSpec>& quantized = ep.quantized;
   const std::vector<std::string>& skipped = ep.skipped;

@@ -8,7 +8,7 @@
 
 namespace pc {
 
-// AutoAWQ's GEMM layout (CONVENTIONS.md "Recipes and outputs"): writes a second Hugging Face
+// AutoAWQ's GEMM layout (docs/AWQ.md "--format awq-gemm"): writes a second Hugging Face
 // folder `dir` with int32 qweight [in, out/8] (nibble order 0,2,4,6,1,3,5,7), qzeros
 // [in/g, out/8], fp16 scales [in/g, out] and config.json's quantization_config. `model` holds
 // the fake-quantized weights (as written by compress); `plan` says which linears were

@@ -1,13 +1,14 @@
-// compress/gptq.cc — GPTQ (IST-DASLab/gptq, ANCHORS.md §4; docs/PRUNING.md "GPTQ").
+// compress/gptq.cc — GPTQ (IST-DASLab/gptq, docs/PRUNING.md "GPTQ").
 //
-// H = (2/n) XᵀX, damped, U = upper Cholesky factor of H⁻¹ (compress/hessian.h); the columns are
-// quantized one by one with the shared group quantizer (compress/quantizer.h), each column's
-// error fed back into the columns not yet quantized (lazy updates in blocks of block_size).
-// Group parameters: dynamic groups are computed from the current (error-updated) weights when the
-// walk reaches a group's first column, in the walk's (possibly permuted) order, as GPTQ does;
-// static groups are computed from the original weights before the walk, in the original column
-// order; group_size -1 is one group per row computed from the original weights. act_order walks
-// the columns by diag(H) descending.
+// H = (2/n) XᵀX, damped, U = upper Cholesky factor of H⁻¹ (compress/hessian.h); dead columns
+// (diag H = 0) have their weights zeroed; the columns are quantized one by one with GPTQ's own
+// quantizer (ComputeGptqQuantParams: the range includes 0), each column's error fed back into the
+// columns not yet quantized (lazy updates in blocks of block_size). Group parameters, as the
+// reference computes them: dynamic groups when the walk reaches a group's first column, from W as
+// it stood when the current lazy block began (not the block's in-block-updated working copy), in
+// the walk's (possibly permuted) order; static groups from the weights before the walk (dead
+// columns zeroed) in the original column order; group_size -1: one group per row from the weights
+// before the dead columns are zeroed. act_order walks the columns by diag(H) descending.
 #include <algorithm>
 #include <numeric>
 
@@ -40,10 +41,13 @@ class Gptq final : public Method {
     const int64_t in = linear.in_features();
     LayerHessian hess = PrepareHessian(stats.gram, stats.tokens, "gptq '" + linear.name + "'");
     at::Tensor w = linear.weight.to(at::kFloat);  // (out, in)
-    // Static groups and per-row parameters come from the original weights, in the original order.
+    // Per channel (group_size -1): the reference's first find_params, on W before dead columns go.
+    QuantParams fixed;
+    if (spec_.group_size <= 0) fixed = ComputeGptqQuantParams(w, spec_);  // (out, 1)
+    if (hess.dead_count > 0) w.masked_fill_(hess.dead.unsqueeze(0), 0.0f);  // W[:, dead] = 0
     const int64_t g = spec_.GroupLength(in);
-    const bool dynamic = g < in && !static_groups_;
-    QuantParams fixed = dynamic ? QuantParams{} : ComputeQuantParams(w, spec_);  // (out, groups)
+    const bool dynamic = spec_.group_size > 0 && !static_groups_;
+    if (static_groups_) fixed = ComputeGptqQuantParams(w, spec_);  // (out, groups), original column order
     at::Tensor perm;  // (in,) walk position -> original column
     at::Tensor h = hess.h;
     if (act_order_) {
@@ -54,18 +58,21 @@ class Gptq final : public Method {
     InverseFactor inv = InverseUpperFactor(h, damp_, "gptq '" + linear.name + "'");
     const std::vector<int64_t> group_of = GroupOfPosition(in, g, perm);
     QuantSpec column_spec = spec_;
-    column_spec.group_size = -1;  // one (out, 1) column with its (out, 1) parameters
+    column_spec.group_size = -1;     // one (out, 1) column with its (out, 1) parameters
+    column_spec.zero_point = true;   // GPTQ's codes are unsigned in both modes
     QuantParams current;
-    at::Tensor wt = w.t().contiguous();  // (in, out)
-    const int64_t block = dynamic ? AlignedBlock(block_, g) : block_;
-    double loss = ObsColumnWalk(wt, inv.upper, block, nullptr, [&](int64_t c, int64_t i, const at::Tensor& w1) {
+    at::Tensor wt = w.t().contiguous();  // (in, out); rows of the current block stay as the block began
+    double loss = ObsColumnWalk(wt, inv.upper, block_, nullptr, [&](int64_t c, int64_t i, const at::Tensor& w1) {
       if (dynamic && c % g == 0) {
+        // The reference's find_params(W[:, c:c+g]): W, not the block's working copy W1, so the
+        // group's columns as they stood when the lazy block began (its later columns: as they
+        // stand before this block's update reaches them).
         const int64_t len = std::min(g, in - c);
         QuantSpec group_spec = spec_;
         group_spec.group_size = len;
-        current = ComputeQuantParams(w1.narrow(0, i, len).t(), group_spec);  // (out, 1)
+        current = ComputeGptqQuantParams(wt.narrow(0, c, len).t(), group_spec);  // (out, 1)
       } else if (!dynamic) {
-        const int64_t gi = group_of[c];
+        const int64_t gi = static_groups_ ? group_of[c] : 0;
         current = QuantParams{fixed.scale.narrow(1, gi, 1), fixed.zero.narrow(1, gi, 1)};
       }
       return FakeQuantizeWith(w1[i].unsqueeze(1), current, column_spec).squeeze(1);
@@ -79,9 +86,14 @@ class Gptq final : public Method {
     record.values["damp_used"] = inv.damp_used;
     record.values["cholesky_retries"] = inv.retries;
     record.values["dead_columns"] = static_cast<double>(hess.dead_count);
-    record.values["block_columns"] = static_cast<double>(block);
+    record.values["block_columns"] = static_cast<double>(block_);
   }
-  at::Tensor NaiveWeight(const at::Tensor& w) const override { return FakeQuantize(w, spec_); }
+  // Round to nearest with GPTQ's own quantizer (the walk without error feedback).
+  at::Tensor NaiveWeight(const at::Tensor& w) const override {
+    QuantSpec s = spec_;
+    s.zero_point = true;
+    return FakeQuantizeWith(w, ComputeGptqQuantParams(w, spec_), s);
+  }
 
  private:
   // Group index (into fixed parameters) of each walk position: the group of its original column.

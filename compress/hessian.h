@@ -1,5 +1,5 @@
 // compress/hessian.h — the layer Hessian of GPTQ and SparseGPT and the factor of its inverse
-// that both walk column by column (ANCHORS.md §4, §5).
+// that both walk column by column (docs/PRUNING.md).
 //
 //   H = (2/n) Σ_t x_t x_tᵀ                         (n calibration tokens; the engine's float64 Gram)
 //   dead columns (H_jj = 0): H_jj := 1 (decoupled; the caller decides what to do with their weights)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compress/params.h"
+#include "model/folded_scales.h"
 #include "model/model.h"
 
 namespace pc {
@@ -91,6 +92,11 @@ class Method {
   // err_after compares with the original output times it. Undefined: the output is unchanged.
   // Called after CompressLinear.
   virtual at::Tensor OutputScale(const Linear& linear) const { return at::Tensor(); }
+  // The scales TransformBlock folded into the block's linears on purpose (every linear it
+  // touched, compressed or not: input columns ·s, output rows ·1/s), moved into `into` after the
+  // block's linears are compressed; measure and the weight statistics carry the reference through
+  // them (model/folded_scales.h).
+  virtual void TakeFoldedScales(FoldedScales& into) {}
   // The method's naive counterpart on an original weight (RTN for quantizers, magnitude for
   // pruners), for the logged "error before"; undefined: none.
   virtual at::Tensor NaiveWeight(const at::Tensor& w) const { return at::Tensor(); }

@@ -52,6 +52,31 @@ QuantParams ComputeQuantParams(const at::Tensor& w_in, const QuantSpec& spec) {
   return p;
 }
 
+QuantParams ComputeGptqQuantParams(const at::Tensor& w_in, const QuantSpec& spec) {
+  PC_ASSERT(w_in.dim() == 2);
+  at::Tensor w = w_in.to(at::kFloat);
+  const int64_t out = w.size(0), groups = spec.Groups(w.size(1));
+  QuantParams p;
+  p.scale = at::empty({out, groups}, at::kFloat);
+  p.zero = at::empty({out, groups}, at::kFloat);
+  const double maxq = std::pow(2.0, spec.bits) - 1;
+  ForGroups(w, spec, [&](const at::Tensor& grp, int64_t first, int64_t count) {
+    at::Tensor xmin = grp.amin(-1).clamp_max(0), xmax = grp.amax(-1).clamp_min(0);  // (out, count)
+    if (!spec.zero_point) {
+      xmax = at::maximum(xmin.abs(), xmax);
+      xmin = at::where(xmin < 0, -xmax, xmin);
+    }
+    at::Tensor both0 = (xmin == 0).logical_and(xmax == 0);
+    xmin = xmin.masked_fill(both0, -1.0);
+    xmax = xmax.masked_fill(both0, 1.0);
+    at::Tensor scale = (xmax - xmin) / maxq;
+    at::Tensor zero = spec.zero_point ? at::round(-xmin / scale) : at::full_like(scale, std::pow(2.0, spec.bits - 1));
+    p.scale.narrow(1, first, count).copy_(scale);
+    p.zero.narrow(1, first, count).copy_(zero);
+  });
+  return p;
+}
+
 at::Tensor FakeQuantizeWith(const at::Tensor& w_in, const QuantParams& params, const QuantSpec& spec) {
   at::Tensor w = w_in.to(at::kFloat);
   at::Tensor out = at::empty_like(w);

@@ -1,9 +1,10 @@
-// compress/quantizer.h — group-wise uniform fake quantization (RTN), the quantizer every
-// quantizing method shares (rtn, awq, gptq, sparsegpt's joint quantization).
+// compress/quantizer.h — group-wise uniform fake quantization (RTN), the quantizer rtn, awq and
+// sparsegpt's joint quantization share; gptq computes its parameters with GPTQ's own rule
+// (ComputeGptqQuantParams) and applies them with FakeQuantizeWith.
 //
-// Semantics of llm-awq's pseudo_quantize_tensor (ANCHORS.md §1). Groups run along the input
+// Semantics of llm-awq's pseudo_quantize_tensor (docs/AWQ.md). Groups run along the input
 // dimension; a trailing partial group gets its own scale and zero point; when in_features <
-// group_size, or group_size = -1, the whole row is one group (CONVENTIONS.md).
+// group_size, or group_size = -1, the whole row is one group (docs/PRUNING.md).
 //   asymmetric: scale = max(max−min, 1e-5) / (2^b − 1), zero = clamp(−round(min/scale), 0, 2^b − 1),
 //               ŵ = (clamp(round(w/scale) + zero, 0, 2^b − 1) − zero) · scale
 //   symmetric:  scale = max(max|w|, 1e-5) / (2^(b−1) − 1), ŵ = clamp(round(w/scale), −2^(b−1), 2^(b−1) − 1) · scale
@@ -37,6 +38,13 @@ struct QuantParams {
 };
 
 QuantParams ComputeQuantParams(const at::Tensor& w, const QuantSpec& spec);
+// GPTQ's quantizer (IST-DASLab/gptq quant.py `find_params`, weight=True, perchannel, mse off), per
+// group of w (out, in) in float32: the range always includes 0,
+//   xmin = min(min w, 0), xmax = max(max w, 0); symmetric: xmax = max(|xmin|, xmax), xmin = −xmax
+//   when xmin < 0; xmin = xmax = 0 becomes −1, +1;
+//   scale = (xmax − xmin) / (2^b − 1), zero = round(−xmin / scale) (symmetric: 2^(b−1)).
+// Codes are unsigned in both modes: apply with FakeQuantizeWith and a zero_point spec.
+QuantParams ComputeGptqQuantParams(const at::Tensor& w, const QuantSpec& spec);
 // Fake-quantizes w (out, in) with its own group parameters; returns a new tensor of w's dtype.
 at::Tensor FakeQuantize(const at::Tensor& w, const QuantSpec& spec);
 // With given parameters (GPTQ quantizes column by column with fixed group parameters).

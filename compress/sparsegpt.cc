@@ -1,4 +1,4 @@
-// compress/sparsegpt.cc — SparseGPT (IST-DASLab/sparsegpt fasterprune, ANCHORS.md §5;
+// compress/sparsegpt.cc — SparseGPT (IST-DASLab/sparsegpt fasterprune, docs/PRUNING.md "SparseGPT";
 // docs/PRUNING.md "SparseGPT").
 //
 // H = (2/n) XᵀX, damped, U = upper Cholesky factor of H⁻¹ (compress/hessian.h). Columns are walked

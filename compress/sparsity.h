@@ -1,7 +1,7 @@
 // compress/sparsity.h — sparsity patterns and exact pruning masks shared by the pruners
 // (magnitude, wanda, wanda-perp, sparsegpt).
 //
-// Exactness (CONVENTIONS.md "Quantization and sparsity"):
+// Exactness (docs/PRUNING.md):
 //   per row       exactly floor(ratio × in) zeros in every row (magnitude, Wanda);
 //   layer-wide    exactly floor(ratio × numel) zeros in the layer (magnitude scope=layer);
 //   N:M           N zeros in every M consecutive input weights of a row, windows starting at

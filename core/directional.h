@@ -1,7 +1,7 @@
 // core/directional.h — the directional kernel: per-token split of an error vector into the
 // part parallel to a reference direction and the part perpendicular to it.
 //
-// Definitions (DESIGN.md "Directional error"): for a token, y the reference vector (the
+// Definitions (docs/METRICS.md): for a token, y the reference vector (the
 // direction), e the error (ŷ − y for the "self" frame, Δ̂ − Δ for the "incoming" frame
 // whose direction is the incoming hidden state h), u = y/‖y‖:
 //   iso = ‖e‖²,  p = e·u (signed parallel),  par = p²,  perp = ‖e − p·u‖²  (computed so,
@@ -33,7 +33,7 @@ DirectionalSplit SplitAgainstSelf(const at::Tensor& ref, const at::Tensor& out);
 // delta, h: (..., d) of the same shape.
 at::Tensor ParallelPart(const at::Tensor& delta, const at::Tensor& h);
 
-// alpha·Δ∥ + beta·Δ⊥ with Δ⊥ = Δ − Δ∥ (DESIGN.md probes, `--parallel-scale`).
+// alpha·Δ∥ + beta·Δ⊥ with Δ⊥ = Δ − Δ∥ (docs/SCIENCE.md, `--parallel-scale`).
 at::Tensor ScaleParallelPerp(const at::Tensor& delta, const at::Tensor& h, double alpha, double beta);
 
 }  // namespace pc

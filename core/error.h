@@ -1,6 +1,6 @@
 // core/error.h — the one exception type for bad input, and the macros that throw it.
 //
-// Rules (STYLE.md rule 5): PC_CHECK / PC_THROW for anything a user or a file can cause;
+// Rules (the developers' style guide): PC_CHECK / PC_THROW for anything a user or a file can cause;
 // the message names the file, tensor or line and what was expected. PC_ASSERT for
 // internal invariants (a bug in perpcomp): it prints and aborts. Only tools/ catches.
 #pragma once

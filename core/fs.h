@@ -1,4 +1,4 @@
-// core/fs.h — files and folders, written crash-safely (CONVENTIONS.md "Recipes and outputs").
+// core/fs.h — files and folders, written crash-safely (docs/RELIABILITY.md).
 //
 // Every output is written under a temporary name beside its final place and renamed into
 // place when complete, so a crash never leaves a half-written file or folder under the

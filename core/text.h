@@ -1,4 +1,4 @@
-// core/text.h — reading text inputs by CONVENTIONS.md ("Text, windows and perplexity").
+// core/text.h — reading text inputs by docs/METRICS.md ("Text, windows and perplexity").
 #pragma once
 
 #include <cstddef>

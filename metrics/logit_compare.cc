@@ -7,29 +7,35 @@
 
 #include "core/error.h"
 #include "core/tensor_util.h"
-#include "metrics/simd.h"
 #include "metrics/site_stats.h"
 
 namespace pc {
 
 namespace {
 
-// KL per row r in begin .. end−1: Σ_v p_ref·(log p_ref − log p), float64 lanes.
-PC_SIMD_CLONES void KlRange(const float* lr, const float* lm, const float* pr, int64_t V, int64_t begin, int64_t end,
-                            double* kl) {
+// KL per row r in begin .. end−1, in float64 from the float32 logits x (reference) and y (model)
+// and the reference's probabilities p: with d_v = x_v − y_v (exact in float64) and p normalized in
+// float64 (S = Σ p_v),
+//   KL = Σ_v p_v (log p_v − log q_v) = Σ_v p_v d_v / S + log1p(Σ_v p_v expm1(−d_v) / S),
+// since log Σ e^y − log Σ e^x = log Σ_v p_v e^{−d_v}. Nothing is subtracted that was rounded to
+// float32 first (log-softmaxes of two close models differ by less than their rounding), so the
+// floor is float64 rounding (docs/METRICS.md "KL"). Row r = (b, t) lies at b·stride_b + t·V.
+void KlRange(const float* x, const float* y, const float* pr, int64_t V, int64_t rows_per_window,
+             int64_t window_stride, int64_t begin, int64_t end, double* kl) {
   for (int64_t r = begin; r < end; ++r) {
-    const float* a = lr + r * V;
-    const float* b = lm + r * V;
+    const int64_t off = (r / rows_per_window) * window_stride + (r % rows_per_window) * V;
+    const float* a = x + off;
+    const float* b = y + off;
     const float* p = pr + r * V;
-    double acc[8] = {};
-    int64_t v = 0;
-    for (; v + 8 <= V; v += 8) {
-      for (int j = 0; j < 8; ++j) acc[j] += static_cast<double>(p[v + j]) * (static_cast<double>(a[v + j]) - b[v + j]);
+    double sum_p = 0, sum_pd = 0, sum_pe = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      const double pv = p[v];
+      const double d = static_cast<double>(a[v]) - static_cast<double>(b[v]);
+      sum_p += pv;
+      sum_pd += pv * d;
+      sum_pe += pv * std::expm1(-d);
     }
-    for (int j = 0; v < V; ++v, ++j) acc[j] += static_cast<double>(p[v]) * (static_cast<double>(a[v]) - b[v]);
-    double t = 0;
-    for (double x : acc) t += x;
-    kl[r] = t;
+    kl[r] = sum_pd / sum_p + std::log1p(sum_pe / sum_p);
   }
 }
 
@@ -54,12 +60,15 @@ TokenLogitStats CompareLogits(const at::Tensor& ref_logits, const at::Tensor& lo
   at::Tensor pr = lr.exp();
   const int64_t rows = B * (T - 1);
   s.kl = at::empty({B, T - 1}, at::kDouble);
-  const float* plr = lr.data_ptr<float>();
-  const float* plm = lm.data_ptr<float>();
+  // The raw float32 logits (no copy when they are float32 and contiguous, as the forward gives them).
+  const at::Tensor x = ref_logits.to(at::kFloat).contiguous(), y = logits.to(at::kFloat).contiguous();  // (B, T, V)
+  const float* px = x.data_ptr<float>();
+  const float* py = y.data_ptr<float>();
   const float* ppr = pr.data_ptr<float>();
   double* pkl = s.kl.data_ptr<double>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, 65536 / V),
-                   [&](int64_t begin, int64_t end) { KlRange(plr, plm, ppr, V, begin, end, pkl); });
+  at::parallel_for(0, rows, std::max<int64_t>(1, 65536 / V), [&](int64_t begin, int64_t end) {
+    KlRange(px, py, ppr, V, T - 1, T * V, begin, end, pkl);
+  });
   s.top1 = lr.argmax(-1).eq(lm.argmax(-1)).to(at::kByte);
   return s;
 }

@@ -1,5 +1,5 @@
 // metrics/logit_compare.h — downstream loss of a model against a reference on the same token
-// windows (DESIGN.md "Downstream loss"; docs/METRICS.md "Downstream"): per predicted token the
+// windows (docs/METRICS.md "Downstream loss"; docs/METRICS.md "Downstream"): per predicted token the
 // NLL of both models, KL(reference ‖ model) of the next-token distributions and top-1
 // agreement; aggregated as means, ΔNLL, perplexities and KL percentiles.
 //

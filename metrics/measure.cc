@@ -169,10 +169,18 @@ class ReferenceSource {
 // look at; observes only.
 class CompareHook : public ForwardHooks {
  public:
-  CompareHook(const SiteIndex& index, std::vector<SiteAccumulator>& acc, PerTokenValues* per_token)
-      : index_(index), acc_(acc), per_token_(per_token) {}
+  // out_scales[layer][linear index]: the factor (out,) the compressed model's method folded into
+  // that linear's output rows (undefined: none); its output is compared with the reference's
+  // output times it (model/folded_scales.h).
+  CompareHook(const SiteIndex& index, std::vector<SiteAccumulator>& acc, PerTokenValues* per_token,
+              std::vector<std::vector<at::Tensor>> out_scales)
+      : index_(index), acc_(acc), per_token_(per_token), out_scales_(std::move(out_scales)) {}
 
   // Which sites the next forward call is compared at, against what, as which kind.
+  // The input of the block the next forward runs (for its block update), and the window length.
+  void SetBlockInput(const at::Tensor& h) { block_input_ = h; }
+  void SetPeriod(int64_t tokens_per_window) { period_ = tokens_per_window; }
+
   void Configure(ErrorKind kind, const RefLayer* layer, const RefHead* head, bool attention, bool mlp, bool block,
                  int64_t token_offset) {
     kind_ = kind;
@@ -195,7 +203,11 @@ class CompareHook : public ForwardHooks {
         int e = index_.Find(SiteType::kLinear, s.layer, s.index, kind_, Frame::kSelf);
         PC_ASSERT(e >= 0 && layer_ != nullptr, "no site for linear ", s.index, " of layer ", s.layer);
         bool attention = IsAttentionRole(index_.entries()[e].role);
-        if ((attention && attention_) || (!attention && mlp_)) Self(e, x, layer_->linear_out[s.index]);
+        if ((attention && attention_) || (!attention && mlp_)) {
+          const at::Tensor& scale = out_scales_.at(s.layer).at(s.index);
+          const at::Tensor& ref = layer_->linear_out[s.index];
+          Self(e, x, scale.defined() ? (ref * scale.to(ref.scalar_type())).to(ref.scalar_type()) : ref);
+        }
         break;
       }
       case SiteKind::kAttnUpdate:
@@ -205,7 +217,13 @@ class CompareHook : public ForwardHooks {
         if (mlp_) Update(SiteType::kMlpUpdate, s.layer, x, layer_->mlp_update, layer_->mlp_input);
         break;
       case SiteKind::kBlockOutput:
-        if (block_) Self(index_.Find(SiteType::kBlockOutput, s.layer, -1, kind_, Frame::kSelf), x, layer_->output);
+        if (block_) {
+          Self(index_.Find(SiteType::kBlockOutput, s.layer, -1, kind_, Frame::kSelf), x, layer_->output);
+          // The whole block update against the reference's: Δ̂ = out − in, Δ = out_ref − in_ref.
+          PC_ASSERT(block_input_.defined(), "block update of layer ", s.layer, " without the block's input");
+          Self(index_.Find(SiteType::kBlockUpdate, s.layer, -1, kind_, Frame::kSelf), x - block_input_,
+               layer_->output - layer_->input);
+        }
         break;
       case SiteKind::kFinalNorm:
         if (head_ != nullptr) Self(index_.Find(SiteType::kFinalNorm, -1, -1, kind_, Frame::kSelf), x, head_->final_norm);
@@ -233,7 +251,7 @@ class CompareHook : public ForwardHooks {
   }
 
   void Record(int entry, const RowSplit& s, bool incoming) {
-    acc_[entry].Add(s, incoming);
+    acc_[entry].Add(s, incoming, period_);
     if (per_token_ == nullptr) return;
     PerTokenValues& pt = *per_token_;
     const int64_t n = s.rows();
@@ -261,6 +279,9 @@ class CompareHook : public ForwardHooks {
   const SiteIndex& index_;
   std::vector<SiteAccumulator>& acc_;
   PerTokenValues* per_token_;
+  std::vector<std::vector<at::Tensor>> out_scales_;
+  at::Tensor block_input_;
+  int64_t period_ = 0;
   ErrorKind kind_ = ErrorKind::kAccumulated;
   const RefLayer* layer_ = nullptr;
   const RefHead* head_ = nullptr;
@@ -337,7 +358,17 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   res.windows = W;
   res.seq_len = T;
   res.batch = batch;
-  res.weights = CompareWeights(ref, comp);
+  // The scales the compressed model's method folded into its weights on purpose (AWQ), from its
+  // folder: not compression error.
+  const FoldedScales folded = ReadFoldedScales(comp.source_dir());
+  std::vector<std::vector<at::Tensor>> out_scales(comp.num_layers());
+  for (int l = 0; l < comp.num_layers(); ++l) {
+    for (const Linear& lin : comp.block(l).linears) {
+      const at::Tensor* s = folded.Output(lin.name);
+      out_scales[l].push_back(s != nullptr ? *s : at::Tensor());
+    }
+  }
+  res.weights = CompareWeights(ref, comp, folded);
   int64_t memory = MeasureMemoryBytes(comp, W * T, o.per_token);
   log::Info("measure", index.size(), " site entries over ", W, " x ", T, " tokens; per-token memory ",
             HumanBytes(static_cast<double>(memory)));
@@ -368,7 +399,8 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   std::vector<SiteAccumulator> acc(index.size());
   if (o.per_token) AllocatePerToken(res.per_token, index.size(), W, T);
   res.per_token_kept = o.per_token;
-  CompareHook hook(index, acc, o.per_token ? &res.per_token : nullptr);
+  CompareHook hook(index, acc, o.per_token ? &res.per_token : nullptr, std::move(out_scales));
+  hook.SetPeriod(T);
   DownstreamAccumulator downstream;
   const bool shares = MlpSharesInput(cfg);
 
@@ -385,8 +417,10 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
     for (int l = 0; l < comp.num_layers(); ++l) {
       RefLayer r = source.Layer(l);
       hook.Configure(ErrorKind::kAccumulated, &r, nullptr, true, true, true, offset);
+      hook.SetBlockInput(h);
       h = comp.BlockForward(l, h, cc);
       hook.Configure(ErrorKind::kLocal, &r, nullptr, true, shares, true, offset);
+      hook.SetBlockInput(r.input);
       comp.BlockForward(l, r.input, cc);
       if (!shares) {
         hook.Configure(ErrorKind::kLocal, &r, nullptr, false, true, false, offset);

@@ -1,5 +1,5 @@
 // metrics/measure.h — directional error of a compressed model against its reference at every
-// site, both error kinds and both frames, on token windows (DESIGN.md "Directional error";
+// site, both error kinds and both frames, on token windows (docs/METRICS.md;
 // docs/METRICS.md has every definition).
 //
 // The two models run in lockstep, block by block, so memory holds one block's activations:

@@ -1,4 +1,4 @@
-// metrics/minimal_pairs.h — minimal-pair accuracy (BLiMP JSON lines) by CONVENTIONS.md
+// metrics/minimal_pairs.h — minimal-pair accuracy (BLiMP JSON lines) by docs/METRICS.md
 // "Minimal pairs": each sentence scored alone after the scoring start token (BOS, else
 // end-of-text), log-probabilities of all its tokens summed; a pair is right when
 // log p(good) > log p(bad); ties count as wrong and are reported. Accuracy per file and per

@@ -68,13 +68,13 @@ double Sparsity(const at::Tensor& w) {
   return w.numel() == 0 ? 0.0 : static_cast<double>(w.eq(0).sum().item<int64_t>()) / static_cast<double>(w.numel());
 }
 
-WeightError Compare(const Linear& r, const Linear& c, int layer, const std::string& role) {
+WeightError Compare(const Linear& r, const Linear& c, int layer, const std::string& role, const FoldedScales& folded) {
   WeightError e;
   e.name = r.name;
   e.layer = layer;
   e.role = role;
   e.numel = r.weight.numel();
-  at::Tensor w = r.weight.to(at::kDouble);
+  at::Tensor w = folded.Carry(r.name, r.weight);  // (out, in) float64
   double ref_norm = w.norm().item<double>();
   double diff = (c.weight.to(at::kDouble) - w).norm().item<double>();
   e.rel_fro = ref_norm > 0 ? diff / ref_norm : std::numeric_limits<double>::quiet_NaN();
@@ -118,17 +118,17 @@ void CheckSameArchitecture(Model& ref, Model& comp, const std::string& ref_name,
   }
 }
 
-std::vector<WeightError> CompareWeights(Model& ref, Model& comp) {
+std::vector<WeightError> CompareWeights(Model& ref, Model& comp, const FoldedScales& folded) {
   std::vector<WeightError> out;
   for (int l = 0; l < ref.num_layers(); ++l) {
     const Block& rb = ref.block(l);
     const Block& cb = comp.block(l);
     PC_ASSERT(rb.linears.size() == cb.linears.size(), "layer ", l, ": linears differ");
     for (size_t i = 0; i < rb.linears.size(); ++i) {
-      out.push_back(Compare(rb.linears[i], cb.linears[i], l, RoleName(rb.linears[i].role)));
+      out.push_back(Compare(rb.linears[i], cb.linears[i], l, RoleName(rb.linears[i].role), folded));
     }
   }
-  out.push_back(Compare(ref.lm_head(), comp.lm_head(), -1, "lm_head"));
+  out.push_back(Compare(ref.lm_head(), comp.lm_head(), -1, "lm_head", folded));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/folded_scales.h"
 #include "model/model.h"
 
 namespace pc {
@@ -24,12 +25,14 @@ struct WeightError {
   int layer = -1;        // -1 for lm_head
   std::string role;      // "q", ..., "down", "lm_head"
   int64_t numel = 0;
-  double rel_fro = 0;    // ‖Ŵ − W‖_F / ‖W‖_F in float64 (NaN when ‖W‖ = 0)
+  double rel_fro = 0;    // ‖Ŵ − W'‖_F / ‖W'‖_F in float64 (NaN when ‖W'‖ = 0), W' = W carried
+                         // through the folded scales (model/folded_scales.h), W itself without any
   double sparsity = 0;   // fraction of exact zeros in Ŵ
   double ref_sparsity = 0;  // the same for W
 };
 
-// Every block linear in forward order, then lm_head.
-std::vector<WeightError> CompareWeights(Model& ref, Model& comp);
+// Every block linear in forward order, then lm_head. `folded`: the scales the compressed model's
+// method folded into its weights (empty: none).
+std::vector<WeightError> CompareWeights(Model& ref, Model& comp, const FoldedScales& folded = {});
 
 }  // namespace pc

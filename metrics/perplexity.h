@@ -1,4 +1,4 @@
-// metrics/perplexity.h — perplexity over token windows (DESIGN.md "Downstream loss"):
+// metrics/perplexity.h — perplexity over token windows (docs/METRICS.md "Downstream loss"):
 // mean next-token NLL over windows × (seq_len − 1) predicted tokens, ppl = exp(mean NLL).
 #pragma once
 

@@ -31,7 +31,7 @@ namespace pc {
 
 inline constexpr int kReferenceCacheVersion = 1;
 
-// $XDG_CACHE_HOME/perpcomp, else $HOME/.cache/perpcomp (CONVENTIONS.md "Recipes and outputs").
+// $XDG_CACHE_HOME/perpcomp, else $HOME/.cache/perpcomp (docs/METRICS.md "Reference cache").
 std::string DefaultCacheDir();
 
 // sha256 over config.json and every *.safetensors / index file of `model_dir` (names and

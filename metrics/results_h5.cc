@@ -59,7 +59,8 @@ void WriteMeasureRun(const store::Group& run, const MeasureResult& r, const at::
   const size_t n = r.sites.size();
   std::vector<std::string> name(n), site(n), role(n), kind(n), frame(n);
   std::vector<int64_t> layer(n), dim(n), tokens(n), skipped(n);
-  std::vector<std::vector<double>> cols(15, std::vector<double>(n));
+  std::vector<std::vector<double>> cols(21, std::vector<double>(n));
+  std::vector<int64_t> last_tokens(n);
   std::vector<std::vector<double>> pct(9, std::vector<double>(n));
   for (size_t i = 0; i < n; ++i) {
     const SiteEntry& e = r.sites[i];
@@ -73,24 +74,31 @@ void WriteMeasureRun(const store::Group& run, const MeasureResult& r, const at::
     dim[i] = e.dim;
     tokens[i] = a.tokens;
     skipped[i] = a.skipped_tokens;
-    const double v[15] = {a.mean_rel_iso, a.mean_rel_par, a.mean_rel_perp, a.mean_rel_p, a.ratio_iso,
-                          a.ratio_par,    a.ratio_perp,   a.ratio_p,      a.mean_iso,  a.mean_par,
-                          a.mean_perp,    a.mean_p,       a.mean_ref_sq,  a.mean_cos,  a.mean_norm_ratio};
-    for (int k = 0; k < 15; ++k) cols[k][i] = v[k];
+    const double v[21] = {a.mean_rel_iso,     a.mean_rel_par,     a.mean_rel_perp,     a.mean_rel_p,
+                          a.ratio_iso,        a.ratio_par,        a.ratio_perp,        a.ratio_p,
+                          a.mean_iso,         a.mean_par,         a.mean_perp,         a.mean_p,
+                          a.mean_ref_sq,      a.mean_cos,         a.mean_norm_ratio,   a.mean_relnorm_iso,
+                          a.mean_relnorm_par, a.mean_relnorm_perp, a.last_relnorm_iso, a.last_relnorm_par,
+                          a.last_relnorm_perp};
+    for (int k = 0; k < 21; ++k) cols[k][i] = v[k];
+    last_tokens[i] = a.last_tokens;
     for (int q = 0; q < 3; ++q) {
       for (int k = 0; k < 3; ++k) pct[q * 3 + k][i] = a.percentile[q][k];
     }
   }
-  static const char* kCols[15] = {"mean_rel_iso", "mean_rel_par", "mean_rel_perp", "mean_rel_p",  "ratio_iso",
-                                  "ratio_par",    "ratio_perp",   "ratio_p",       "mean_iso",    "mean_par",
-                                  "mean_perp",    "mean_p",       "mean_ref_sq",   "mean_cos",    "mean_norm_ratio"};
+  static const char* kCols[21] = {"mean_rel_iso",      "mean_rel_par",      "mean_rel_perp",    "mean_rel_p",
+                                  "ratio_iso",         "ratio_par",         "ratio_perp",       "ratio_p",
+                                  "mean_iso",          "mean_par",          "mean_perp",        "mean_p",
+                                  "mean_ref_sq",       "mean_cos",          "mean_norm_ratio",  "mean_relnorm_iso",
+                                  "mean_relnorm_par",  "mean_relnorm_perp", "last_relnorm_iso", "last_relnorm_par",
+                                  "last_relnorm_perp"};
   static const char* kPct[9] = {"p50_rel_iso",  "p90_rel_iso",  "p99_rel_iso",  "p50_rel_par", "p90_rel_par",
                                 "p99_rel_par",  "p50_rel_perp", "p90_rel_perp", "p99_rel_perp"};
   store::Table sites(run.Where() + "/sites");
   sites.AddColumn("name", name).AddColumn("site", site).AddColumn("layer", layer).AddColumn("role", role);
   sites.AddColumn("kind", kind).AddColumn("frame", frame).AddColumn("dim", dim);
-  sites.AddColumn("tokens", tokens).AddColumn("skipped_tokens", skipped);
-  for (int k = 0; k < 15; ++k) sites.AddColumn(kCols[k], cols[k]);
+  sites.AddColumn("tokens", tokens).AddColumn("skipped_tokens", skipped).AddColumn("last_tokens", last_tokens);
+  for (int k = 0; k < 21; ++k) sites.AddColumn(kCols[k], cols[k]);
   for (int k = 0; k < 9; ++k) sites.AddColumn(kPct[k], pct[k]);
   run.WriteTable("sites", sites);
 

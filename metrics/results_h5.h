@@ -18,7 +18,9 @@
 namespace pc {
 
 // Version of the metric definitions (docs/METRICS.md), recorded as `metrics_conventions`.
-inline constexpr int kMetricsConventionsVersion = 1;
+// 2: KL per token in float64 from the float32 logits; AWQ's folded scales carried through at the
+// linear sites and in rel_fro; the block_update site and the relnorm columns.
+inline constexpr int kMetricsConventionsVersion = 2;
 
 // Sets every member of `attrs` (string, integer, float, bool; other values as JSON text) as an
 // attribute of `group`.

@@ -28,7 +28,8 @@ TokenValues TokenValuesAt(const RowSplit& s, int64_t row, bool incoming) {
   return v;
 }
 
-void SiteAccumulator::Add(const RowSplit& s, bool incoming) {
+void SiteAccumulator::Add(const RowSplit& s, bool incoming, int64_t period) {
+  has_period_ = has_period_ || period > 0;
   const int64_t n = s.rows();
   const double* iso = s.iso.data_ptr<double>();
   const double* par = s.par.data_ptr<double>();
@@ -55,6 +56,13 @@ void SiteAccumulator::Add(const RowSplit& s, bool incoming) {
     sum_ref_norm_ += std::sqrt(ref_sq[i]);
     sum_cos_ += v.cos;
     sum_norm_ratio_ += v.norm_ratio;
+    const double relnorm[3] = {std::sqrt(v.rel_iso), std::sqrt(v.rel_par), std::sqrt(v.rel_perp)};
+    const bool last = period > 0 && i % period == period - 1;
+    for (int q = 0; q < 3; ++q) {
+      sum_relnorm_[q] += relnorm[q];
+      if (last) sum_last_relnorm_[q] += relnorm[q];
+    }
+    last_valid_ += last ? 1 : 0;
     rel_[0].push_back(static_cast<float>(v.rel_iso));
     rel_[1].push_back(static_cast<float>(v.rel_par));
     rel_[2].push_back(static_cast<float>(v.rel_perp));
@@ -69,7 +77,8 @@ SiteAggregate SiteAccumulator::Finish() const {
   if (valid_ == 0) {
     for (double* x : {&a.mean_rel_iso, &a.mean_rel_par, &a.mean_rel_perp, &a.mean_rel_p, &a.ratio_iso, &a.ratio_par,
                       &a.ratio_perp, &a.ratio_p, &a.mean_iso, &a.mean_par, &a.mean_perp, &a.mean_p, &a.mean_ref_sq,
-                      &a.mean_cos, &a.mean_norm_ratio}) {
+                      &a.mean_cos, &a.mean_norm_ratio, &a.mean_relnorm_iso, &a.mean_relnorm_par, &a.mean_relnorm_perp,
+                      &a.last_relnorm_iso, &a.last_relnorm_par, &a.last_relnorm_perp}) {
       *x = nan;
     }
     for (auto& row : a.percentile) std::fill(std::begin(row), std::end(row), nan);
@@ -91,6 +100,14 @@ SiteAggregate SiteAccumulator::Finish() const {
   a.mean_ref_sq = sum_ref_sq_ / n;
   a.mean_cos = sum_cos_ / n;
   a.mean_norm_ratio = sum_norm_ratio_ / n;
+  a.mean_relnorm_iso = sum_relnorm_[0] / n;
+  a.mean_relnorm_par = sum_relnorm_[1] / n;
+  a.mean_relnorm_perp = sum_relnorm_[2] / n;
+  a.last_tokens = last_valid_;
+  const double nl = static_cast<double>(last_valid_);
+  a.last_relnorm_iso = has_period_ && last_valid_ > 0 ? sum_last_relnorm_[0] / nl : nan;
+  a.last_relnorm_par = has_period_ && last_valid_ > 0 ? sum_last_relnorm_[1] / nl : nan;
+  a.last_relnorm_perp = has_period_ && last_valid_ > 0 ? sum_last_relnorm_[2] / nl : nan;
   for (int q = 0; q < kNumRelQuantities; ++q) {
     std::vector<float> values = rel_[q];
     for (int k = 0; k < 3; ++k) a.percentile[q][k] = Percentile(values, kPercentiles[k]);

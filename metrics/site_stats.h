@@ -2,7 +2,7 @@
 // (docs/METRICS.md "Aggregates").
 //
 // A token is valid when the relative forms are defined: ‖ref‖ > 0 and, in the "incoming"
-// frame, ‖h‖ > 0 too; other tokens are skipped and counted (CONVENTIONS.md "Metrics"). Over
+// frame, ‖h‖ > 0 too; other tokens are skipped and counted (docs/METRICS.md). Over
 // valid tokens, in float64: means of the relative forms, ratios of sums (Σ iso / Σ ‖ref‖²,
 // ...), means of the absolute forms, cosine and norm ratio. Percentiles (p50/p90/p99, linear
 // interpolation between order statistics as numpy's default) of the relative iso/par/perp
@@ -33,6 +33,12 @@ struct SiteAggregate {
   double mean_iso = 0, mean_par = 0, mean_perp = 0, mean_p = 0, mean_ref_sq = 0;
   // Means of cos∠(out, ref) (0 where ‖out‖ = 0) and ‖out‖/‖ref‖.
   double mean_cos = 0, mean_norm_ratio = 0;
+  // The directional-decomposition paper's forms, norms not squares: means over valid tokens of
+  // ‖e‖/‖ref‖, ‖e∥‖/‖ref‖ = |p|/‖ref‖ and ‖e⊥‖/‖ref‖ (relnorm_*), and the same over the last token
+  // of each window only (last_relnorm_*, over last_tokens valid last tokens; NaN without a period).
+  double mean_relnorm_iso = 0, mean_relnorm_par = 0, mean_relnorm_perp = 0;
+  int64_t last_tokens = 0;
+  double last_relnorm_iso = 0, last_relnorm_par = 0, last_relnorm_perp = 0;
   // percentile[q][k]: RelQuantity q at kPercentiles[k]; NaN when no token is valid.
   double percentile[kNumRelQuantities][3] = {};
 };
@@ -47,8 +53,10 @@ TokenValues TokenValuesAt(const RowSplit& s, int64_t row, bool incoming);
 
 class SiteAccumulator {
  public:
-  // Adds every row of `s` (one frame's split of a batch of tokens).
-  void Add(const RowSplit& s, bool incoming);
+  // Adds every row of `s` (one frame's split of a batch of tokens). `period` > 0: the rows are
+  // windows of `period` tokens back to back, and row i is a window's last token when
+  // i % period == period − 1 (last_relnorm_*).
+  void Add(const RowSplit& s, bool incoming, int64_t period = 0);
   SiteAggregate Finish() const;
   int64_t kept_values() const { return static_cast<int64_t>(rel_[0].size()); }
 
@@ -57,6 +65,9 @@ class SiteAccumulator {
   double sum_rel_iso_ = 0, sum_rel_par_ = 0, sum_rel_perp_ = 0, sum_rel_p_ = 0;
   double sum_iso_ = 0, sum_par_ = 0, sum_perp_ = 0, sum_p_ = 0, sum_ref_sq_ = 0, sum_ref_norm_ = 0;
   double sum_cos_ = 0, sum_norm_ratio_ = 0;
+  double sum_relnorm_[3] = {}, sum_last_relnorm_[3] = {};  // iso, par, perp
+  int64_t last_valid_ = 0;
+  bool has_period_ = false;
   std::vector<float> rel_[kNumRelQuantities];
 };
 

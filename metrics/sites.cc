@@ -12,6 +12,7 @@ const char* SiteTypeName(SiteType t) {
     case SiteType::kBlockOutput: return "block_output";
     case SiteType::kFinalNorm: return "final_norm";
     case SiteType::kLogits: return "logits";
+    case SiteType::kBlockUpdate: return "block_update";
   }
   return "?";
 }
@@ -59,7 +60,7 @@ SiteIndex::SiteIndex(const Model& model) {
       add(e);
     }
     const std::string prefix = "layers." + std::to_string(l) + ".";
-    for (SiteType t : {SiteType::kAttnUpdate, SiteType::kMlpUpdate, SiteType::kBlockOutput}) {
+    for (SiteType t : {SiteType::kAttnUpdate, SiteType::kMlpUpdate, SiteType::kBlockOutput, SiteType::kBlockUpdate}) {
       SiteEntry e;
       e.name = prefix + SiteTypeName(t);
       e.type = t;

@@ -2,7 +2,7 @@
 // (docs/METRICS.md "Sites", "Error kinds", "Frames").
 //
 // One entry per (site, kind, frame), in forward order: per block, every linear (arch order),
-// the attention update, the MLP update, the block output; then the final norm (when the model
+// the attention update, the MLP update, the block output, the block update; then the final norm (when the model
 // has one) and the logits. Within a site: accumulated before local, self before incoming.
 // The "incoming" frame exists for the attention and MLP updates only.
 #pragma once
@@ -17,11 +17,14 @@
 
 namespace pc {
 
-enum class SiteType : uint8_t { kLinear, kAttnUpdate, kMlpUpdate, kBlockOutput, kFinalNorm, kLogits };
+// kBlockUpdate: the whole block update Δ = block output − block input, self frame only (the
+// directional-decomposition paper's third site beside the attention and MLP updates).
+enum class SiteType : uint8_t { kLinear, kAttnUpdate, kMlpUpdate, kBlockOutput, kFinalNorm, kLogits, kBlockUpdate };
 enum class ErrorKind : uint8_t { kAccumulated, kLocal };
 enum class Frame : uint8_t { kSelf, kIncoming };
 
-const char* SiteTypeName(SiteType t);  // "linear", "attn_update", "mlp_update", "block_output", "final_norm", "logits"
+const char* SiteTypeName(SiteType t);  // "linear", "attn_update", "mlp_update", "block_output", "final_norm", "logits",
+                                       // "block_update"
 const char* ErrorKindName(ErrorKind k);  // "accumulated", "local"
 const char* FrameName(Frame f);          // "self", "incoming"
 

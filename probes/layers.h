@@ -1,4 +1,4 @@
-// probes/layers.h — the layers a probe acts on (CONVENTIONS.md "Probes and training": --layers A-B,
+// probes/layers.h — the layers a probe acts on (docs/SCIENCE.md: --layers A-B,
 // 0-based, inclusive; every listed layer is treated in the same forward pass).
 #pragma once
 

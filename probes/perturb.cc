@@ -70,8 +70,13 @@ PerturbedStates PerturbStates(const at::Tensor& h, PerturbKind kind, double delt
   at::Tensor skipped = norm < (delta / 2);                // (N, 1)
   at::Tensor safe = at::where(skipped, at::ones_like(norm), norm);
   at::Tensor out;
+  at::Tensor reversing = at::zeros_like(skipped);
   if (kind == PerturbKind::kMagnitude) {
     at::Tensor sign = at::empty({N, 1}, f64).bernoulli_(0.5, gen) * 2 - 1;  // (N, 1) ±1
+    // h·(1 − δ/‖h‖) with ‖h‖ ≤ δ points the other way (or is 0): not a magnitude change. Such
+    // tokens are left alone and counted, not redrawn (a redraw would bias the signs).
+    reversing = (sign < 0).logical_and(norm <= delta).logical_and(skipped.logical_not());
+    skipped = skipped.logical_or(reversing);
     out = x * (1 + sign * delta / safe);
   } else {
     at::Tensor u = x / safe;                                          // (N, d) unit rows
@@ -82,7 +87,7 @@ PerturbedStates PerturbStates(const at::Tensor& h, PerturbKind kind, double delt
     out = at::cos(theta) * x + safe * at::sin(theta) * n;
   }
   out = at::where(skipped, x, out);
-  return PerturbedStates{out.to(h.scalar_type()), skipped.squeeze(-1)};
+  return PerturbedStates{out.to(h.scalar_type()), skipped.squeeze(-1), reversing.squeeze(-1)};
 }
 
 // ---- repair recording -------------------------------------------------------------------------
@@ -152,8 +157,13 @@ at::Tensor PerturbHooks::At(const Site& site, const at::Tensor& x, const at::Ten
   // The realised displacement, on the tensors the model actually sees.
   at::Tensor moved = p.skipped.logical_not();
   const int64_t n_moved = moved.sum().item<int64_t>();
+  const int64_t n_reversing = p.reversing.sum().item<int64_t>();
   stats_.tokens += n_moved;
   stats_.skipped += flat.size(0) - n_moved;
+  stats_.skipped_reversing += n_reversing;
+  auto& per_layer = stats_.skipped_by_layer[site.layer];
+  per_layer.first += flat.size(0) - n_moved;
+  per_layer.second += n_reversing;
   if (n_moved > 0) {
     at::Tensor idx = moved.nonzero().squeeze(-1);
     at::Tensor a = flat.index_select(0, idx).to(at::kDouble), b = p.h.index_select(0, idx).to(at::kDouble);
@@ -291,6 +301,7 @@ PerturbResult RunPerturb(Model& model, const ProbeInputs& in, const PerturbOptio
       ps.accuracy_drop = MeanAndStd(drop);
       ps.tokens = plain.front()->displacement.tokens;
       ps.skipped = plain.front()->displacement.skipped;
+      ps.skipped_reversing = plain.front()->displacement.skipped_reversing;
       (kind == PerturbKind::kMagnitude ? mag : dir) = ps.damage.mean;
       r.summary.push_back(ps);
       for (RepairKind repair : options.repairs) {

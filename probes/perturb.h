@@ -37,7 +37,9 @@ std::vector<RepairKind> ParseRepairKinds(const std::string& text, const std::str
 
 struct PerturbedStates {
   at::Tensor h;        // (N, d) in the input's dtype
-  at::Tensor skipped;  // (N,) bool: ‖h‖ < δ/2, left unchanged
+  at::Tensor skipped;  // (N,) bool: left unchanged: ‖h‖ < δ/2, or (magnitude) drawn shrinking with ‖h‖ ≤ δ
+  at::Tensor reversing;  // (N,) bool: magnitude with sign −1 and ‖h‖ ≤ δ (1 − δ/‖h‖ ≤ 0 would reverse or zero
+                         // h, so its direction would not be kept): among `skipped`
 };
 // The perturbation of the rows of h (N, d) by exactly δ (>= 0; 0 is the identity), computed in float64; `gen` draws the
 // signs (magnitude) and the normals (direction).
@@ -47,7 +49,9 @@ PerturbedStates PerturbStates(const at::Tensor& h, PerturbKind kind, double delt
 // the text windows (batches keyed below kPairKeyBase; minimal-pair batches hold padding).
 struct DisplacementStats {
   int64_t tokens = 0;   // perturbed token states (summed over layers and forwards)
-  int64_t skipped = 0;  // token states left unperturbed (‖h‖ < δ/2)
+  int64_t skipped = 0;  // token states left unperturbed (‖h‖ < δ/2, or a reversing magnitude draw)
+  int64_t skipped_reversing = 0;  // of those: magnitude draws with sign −1 and ‖h‖ ≤ δ
+  std::map<int, std::pair<int64_t, int64_t>> skipped_by_layer;  // layer -> (skipped, skipped_reversing)
   double max_rel_error = 0;  // max |‖h' − h‖ − δ| / δ over perturbed tokens (0 when δ = 0)
   double max_norm_rel_change = 0;  // direction: max |‖h'‖ − ‖h‖| / ‖h‖ (0 for magnitude)
 };
@@ -121,6 +125,7 @@ struct PerturbSummary {  // per (δ, kind), unrepaired, over seeds
   PerturbKind kind = PerturbKind::kMagnitude;
   MeanStd damage, accuracy_drop;
   int64_t tokens = 0, skipped = 0;  // token states of one seed's run
+  int64_t skipped_reversing = 0;     // of the skipped: magnitude draws that would reverse h
 };
 
 struct RepairSummary {  // per (δ, kind, repair), over seeds

@@ -226,6 +226,8 @@ void WritePerturb(const store::Group& g, const PerturbResult& r, const PerturbOp
     t.AddColumnOf("accuracy_drop", runs, [](const PerturbRun& x) { return x.accuracy_drop; });
     t.AddColumnOf("perturbed_tokens", runs, [](const PerturbRun& x) { return static_cast<int64_t>(x.displacement.tokens); });
     t.AddColumnOf("skipped_tokens", runs, [](const PerturbRun& x) { return static_cast<int64_t>(x.displacement.skipped); });
+    t.AddColumnOf("skipped_reversing_tokens", runs,
+                  [](const PerturbRun& x) { return static_cast<int64_t>(x.displacement.skipped_reversing); });
     t.AddColumnOf("max_rel_displacement_error", runs, [](const PerturbRun& x) { return x.displacement.max_rel_error; });
     t.AddColumnOf("max_norm_rel_change", runs, [](const PerturbRun& x) { return x.displacement.max_norm_rel_change; });
     g.WriteTable("runs", t);
@@ -242,7 +244,29 @@ void WritePerturb(const store::Group& g, const PerturbResult& r, const PerturbOp
     t.AddColumnOf("accuracy_drop_std", sum, [](const PerturbSummary& x) { return x.accuracy_drop.std; });
     t.AddColumnOf("perturbed_tokens", sum, [](const PerturbSummary& x) { return static_cast<int64_t>(x.tokens); });
     t.AddColumnOf("skipped_tokens", sum, [](const PerturbSummary& x) { return static_cast<int64_t>(x.skipped); });
+    t.AddColumnOf("skipped_reversing_tokens", sum,
+                  [](const PerturbSummary& x) { return static_cast<int64_t>(x.skipped_reversing); });
     g.WriteTable("summary", t);
+  }
+  {  // skipped token states per run and perturbed layer
+    struct Row {
+      const PerturbRun* run;
+      int layer;
+      int64_t skipped, reversing;
+    };
+    std::vector<Row> rows;
+    for (const PerturbRun& x : r.runs) {
+      for (const auto& [layer, n] : x.displacement.skipped_by_layer) rows.push_back({&x, layer, n.first, n.second});
+    }
+    store::Table t;
+    t.AddColumnOf("delta", rows, [](const Row& x) { return x.run->delta; });
+    t.AddColumnOf("kind", rows, [](const Row& x) { return std::string(PerturbKindName(x.run->kind)); });
+    t.AddColumnOf("seed", rows, [](const Row& x) { return static_cast<int64_t>(x.run->seed); });
+    t.AddColumnOf("repair", rows, [](const Row& x) { return std::string(RepairKindName(x.run->repair)); });
+    t.AddColumnOf("layer", rows, [](const Row& x) { return static_cast<int64_t>(x.layer); });
+    t.AddColumnOf("skipped_tokens", rows, [](const Row& x) { return x.skipped; });
+    t.AddColumnOf("skipped_reversing_tokens", rows, [](const Row& x) { return x.reversing; });
+    g.WriteTable("skipped_by_layer", t);
   }
   {
     store::Table t;

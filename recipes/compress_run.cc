@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -85,6 +86,42 @@ void WriteRecords(const store::Group& group, const std::string& name, const std:
 }
 
 namespace {
+// The Hugging Face folder carries no AWQ activation scales: for every block whose act_scales a
+// method set, s is folded into the input columns of the linears that read act(x)/s (the members
+// of the architecture's activation scale group: down / fc2 / c_proj), which is the same function,
+// and the tensor is dropped, so that transformers and lm-eval load the folder as the model it is
+// (they do not know `…mlp.act.scales`). Records s in `folded` (the awq-gemm exporter puts it
+// back) and those linears' names in `consumers` (the saved weights are in the original input
+// coordinates again). The block's tensors are changed in place; it is unloaded after writing.
+void FoldActivationScales(Model& model, int layer, FoldedScales& folded, std::set<std::string>& consumers) {
+  Block& b = model.block(layer);
+  if (!b.act_scales.defined()) return;
+  const at::Tensor s = b.act_scales.to(at::kFloat);  // (intermediate,)
+  for (const ScaleGroupSpec& g : model.arch().awq_groups) {
+    if (g.prev != PrevKind::kActivation) continue;
+    for (Role r : g.members) {
+      Linear* lin = b.Find(r);
+      if (lin == nullptr) continue;
+      PC_ASSERT(lin->in_features() == s.numel(), "activation scales of ", b.act_scales_name, " do not fit ", lin->name);
+      lin->weight = (lin->weight.to(at::kFloat) / s.unsqueeze(0)).to(lin->weight.scalar_type());
+      consumers.insert(lin->name);
+    }
+  }
+  folded.activation[b.act_scales_name] = s.clone();
+  b.act_scales = at::Tensor();
+}
+
+// A float16 checkpoint cannot hold what a method wrote beyond its range (AWQ's folded scales
+// multiply weights by s and divide norms by s): refuse, naming the tensor and its largest value.
+void CheckFitsDiskDType(const std::string& name, const at::Tensor& t, StDType dtype) {
+  if (dtype != StDType::kF16 && dtype != StDType::kBF16) return;
+  const double limit = dtype == StDType::kF16 ? 65504.0 : 3.3895313892515355e38;
+  const double max_abs = t.abs().max().item<double>();
+  PC_CHECK(max_abs <= limit, "compress: '", name, "' holds ", FormatDouble(max_abs), ", beyond the ",
+           StDTypeName(dtype), " range of the checkpoint (", FormatDouble(limit),
+           "); AWQ's folded scales overflow it: use a float32 checkpoint, or a smaller alpha / duo_scaling");
+}
+
 // CompressRunOptions::crash_at: the process dies here as a crash would (nothing flushed or removed).
 void CrashPoint(const CompressRunOptions& o, const std::string& point) {
   if (o.crash_at.empty() || o.crash_at != point) return;
@@ -124,8 +161,16 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
 
   // Stream the weights: top-level tensors now, each block when the engine is done with it.
   SaveOptions so;
-  SafetensorsWriter writer(staged.path(), model->TensorEntries(so, resolved.plan.AddsActivationScales()),
-                           so.max_shard_bytes);
+  const bool fold_act = resolved.plan.AddsActivationScales() && *model->arch().act_scales != '\0';
+  std::vector<SafetensorsWriter::Entry> entries = model->TensorEntries(so);
+  if (fold_act) {  // no activation-scales tensor in the folder (FoldActivationScales)
+    std::set<std::string> act;
+    for (int l = 0; l < model->num_layers(); ++l) act.insert(ExpandName(model->arch().act_scales, l));
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const SafetensorsWriter::Entry& e) { return act.count(e.name) > 0; }),
+                  entries.end());
+  }
+  SafetensorsWriter writer(staged.path(), entries, so.max_shard_bytes);
   model->ForEachTopTensor([&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
   // Compression needs the embedding only for the calibration inputs (the engine frees it then)
   // and never runs the head, which is copied once the engine is done (docs/PERFORMANCE.md,
@@ -133,18 +178,29 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   EngineOptions eo;
   eo.release_embeddings = true;
   eo.micro_batch = options.micro_batch;
+  FoldedScales act_folded;              // activation scales folded at writing
+  std::set<std::string> act_consumers;  // the linears they were folded into
   eo.on_block_done = [&](int layer) {
-    model->ForEachBlockTensor(layer, [&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
+    if (fold_act) FoldActivationScales(*model, layer, act_folded, act_consumers);
+    model->ForEachBlockTensor(layer, [&](const std::string& n, const at::Tensor& t, StDType dt) {
+      CheckFitsDiskDType(n, t, dt);
+      writer.Write(n, t);
+    });
     CrashPoint(options, Str("block-", layer));
   };
   CompressRunResult out;
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
+  out.calib_tokens = set.tokens;
   if (!model->config().tie_embeddings) {
     model->LoadHead();
     writer.Write(WeightOf(model->arch().lm_head.hf), model->lm_head().weight);
     model->lm_head().weight = at::Tensor();
   }
   writer.Finish();
+  FoldedScales folded = out.engine.folded;
+  for (const auto& [n, s] : act_folded.activation) folded.activation[n] = s;
+  for (const std::string& n : act_consumers) folded.input.erase(n);  // in original coordinates again
+  WriteFoldedScales(staged.path(), folded);
   for (const auto& e : resolved.plan.entries) (e.method >= 0 ? out.compressed : out.skipped)++;
 
   out.record = {{"recipe", recipe.name.value},

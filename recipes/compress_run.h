@@ -42,6 +42,7 @@ struct CompressRunOptions {
 struct CompressRunResult {
   nlohmann::json record;  // what config.json's perpcomp_compression holds
   CompressResult engine;
+  at::Tensor calib_tokens;  // (windows, tokens) the calibration windows the engine ran on
   int compressed = 0, skipped = 0;
 };
 

@@ -77,9 +77,22 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
              " of this ", model.config().model_type, " model (linear names look like '", out.plan.entries[0].name,
              "')");
   }
+  // So is an ignore pattern that matches no linear. The output head is not a plan entry: it is
+  // never compressed, so an ignore of it (which the shipped recipes used to carry) is refused too.
+  for (const Pattern& p : recipe.ignore) {
+    bool matches_any = false;
+    for (const auto& e : out.plan.entries) matches_any = matches_any || p.Matches(e.name);
+    const std::string head = arch.lm_head;
+    PC_CHECK(matches_any, p.loc().Str(), ": ignore pattern '", p.pattern(), "' matches no linear of this ",
+             model.config().model_type, " model (linear names look like '", out.plan.entries[0].name, "'",
+             p.Matches(head.substr(0, head.size() - 7))
+                 ? "; the output head is never compressed, so it needs no ignore pattern: remove it"
+                 : "",
+             ")");
+  }
   out.plan.propagate_compressed =
       recipe.propagate ? recipe.propagate->value == Propagate::kCompressed : main.default_propagate_compressed;
-  // Calibration defaults: the recipe's, else the method's conventions (CONVENTIONS.md).
+  // Calibration defaults: the recipe's, else the method's conventions (docs/RECIPES.md).
   CalibSpec& c = out.calib;
   c.windowing = ParseWindowing(main.default_windowing, "method " + main.name);
   if (recipe.calibration.windowing) {

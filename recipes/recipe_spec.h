@@ -30,7 +30,7 @@ Located<T> LocatedAt(T value, const yaml::Node& node) {
   return Located<T>{std::move(value), node.loc()};
 }
 
-// How calibration windows are cut (CONVENTIONS.md "Calibration").
+// How calibration windows are cut (docs/RECIPES.md).
 enum class Windowing {
   kAwq,     // lines of at most L tokens, concatenated and cut into L-token blocks (llm-awq)
   kRandom,  // random L-token windows of documents longer than L (Wanda, SparseGPT, GPTQ)

@@ -98,6 +98,16 @@ void WriteHeader(const store::Group& root, const ResultsHeader& h) {
   root.SetAttr("conventions_key", h.conventions_key);
   root.SetAttr("runs_total", h.runs_total);
   root.SetAttr("shard", h.shard);
+  if (!h.primary.empty()) {
+    nlohmann::json p = nlohmann::json::array();
+    for (const auto& [perp, iso] : h.primary) p.push_back({perp, iso});
+    root.SetAttr("primary_comparisons", p.dump());
+  }
+  if (!h.failed.empty()) {
+    nlohmann::json f = nlohmann::json::array();
+    for (const auto& [run, error] : h.failed) f.push_back({{"run", run}, {"error", error}});
+    root.SetAttr("failed_runs", f.dump());
+  }
 }
 
 // reference_ppl, reference_mean_nll, reference_pairs_accuracy from a /reference group.
@@ -195,6 +205,7 @@ RunFileInfo ReadRunFileInfo(const std::string& path) {
   info.conventions_key = g.GetAttrOr<std::string>("conventions_key", "");
   info.recipe_yaml = g.GetAttrOr<std::string>("recipe_yaml", "");
   info.index = g.GetAttrOr<int64_t>("index", -1);
+  info.error = g.GetAttrOr<std::string>("error", "");
   if (g.IsGroup("lm_eval")) info.lm_eval_sha256 = g.OpenGroup("lm_eval").GetAttrOr<std::string>("sha256", "");
   return info;
 }
@@ -212,6 +223,25 @@ ResultsHeader ReadResultsHeader(const store::File& results) {
   h.conventions_key = root.GetAttr<std::string>("conventions_key");
   h.runs_total = root.GetAttr<int64_t>("runs_total");
   h.shard = root.GetAttr<std::string>("shard");
+  if (root.HasAttr("primary_comparisons")) {
+    const nlohmann::json p = ParseJson(root.GetAttr<std::string>("primary_comparisons"), where + " attribute primary_comparisons");
+    PC_CHECK(p.is_array(), "'", where, "': attribute primary_comparisons is not a JSON list");
+    for (const auto& e : p) {
+      PC_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(), "'", where,
+               "': attribute primary_comparisons: expected [perp, iso] pairs");
+      h.primary.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+    }
+  }
+  if (root.HasAttr("failed_runs")) {
+    const nlohmann::json f = ParseJson(root.GetAttr<std::string>("failed_runs"), where + " attribute failed_runs");
+    PC_CHECK(f.is_array(), "'", where, "': attribute failed_runs is not a JSON list");
+    for (const auto& e : f) {
+      PC_CHECK(e.is_object() && e.contains("run") && e["run"].is_string() && e.contains("error") &&
+                   e["error"].is_string(),
+               "'", where, "': attribute failed_runs: expected {\"run\": ..., \"error\": ...} entries");
+      h.failed.emplace_back(e["run"].get<std::string>(), e["error"].get<std::string>());
+    }
+  }
   return h;
 }
 
@@ -303,9 +333,20 @@ MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std
       h.sweep_yaml += (h.sweep_yaml.empty() ? "" : "\n---\n") + i.header.sweep_yaml;
     }
     h.sweep = Join(names, "+");
+    bool same_primary = true;
+    for (const auto& i : in) same_primary = same_primary && i.header.primary == first.header.primary;
+    if (same_primary) h.primary = first.header.primary;
     h.conventions = first.header.conventions;
     h.conventions_key = first.header.conventions_key;
     h.shard = "";
+  }
+  // Failed runs of every input, unless the run completed in another input.
+  h.failed.clear();
+  std::set<std::string> failed_seen;
+  for (const auto& i : in) {
+    for (const auto& [run, error] : i.header.failed) {
+      if (!seen.count(run) && failed_seen.insert(run).second) h.failed.emplace_back(run, error);
+    }
   }
   summary.shard = h.shard;
   summary.runs = runs.size();

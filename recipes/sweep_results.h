@@ -3,7 +3,7 @@
 // merge of results files (shards of one sweep, or sweeps over the same model and conventions).
 // No LibTorch: `perpcomp merge`, `perpcomp rank` and tests read these with the store only.
 //
-// Crash safety (CONVENTIONS.md "HDF5"): a run file exists under its final name only when it is
+// Crash safety (docs/HDF5.md): a run file exists under its final name only when it is
 // complete (store::File::CreateStaged); a results file is never edited, only rebuilt (staged)
 // from the complete run files with store::CopyGroup.
 #pragma once
@@ -21,6 +21,7 @@ namespace pc::recipes {
 
 // The `status` attribute of a finished run.
 inline constexpr const char* kRunComplete = "complete";
+inline constexpr const char* kRunFailed = "failed";  // the run threw; its run file holds `error`
 
 // sha256 (hex) of conventions.dump(): the `conventions_key` attribute. Two results are
 // comparable (mergeable, rankable together) iff their keys are equal.
@@ -47,7 +48,9 @@ struct RunFileInfo {
   std::string path, run, status, conventions_key, recipe_yaml;
   int64_t index = -1;
   std::string lm_eval_sha256;  // "" when it holds no lm_eval/ group
+  std::string error;  // the message of a failed run
   bool complete() const { return status == kRunComplete; }
+  bool failed() const { return status == kRunFailed; }
 };
 // Throws (naming the file) when the file does not open as a "sweep-run" file with one run.
 RunFileInfo ReadRunFileInfo(const std::string& path);
@@ -60,6 +63,12 @@ struct ResultsHeader {
   std::string conventions_key;
   int64_t runs_total = 0;  // expanded runs of the whole sweep
   std::string shard;       // "K/N", or "" for the whole sweep
+  // Runs that threw (run name, message), not retried: root attribute `failed_runs` (JSON list of
+  // {"run", "error"}); absent in files from before it existed.
+  std::vector<std::pair<std::string, std::string>> failed;
+  // The sweep file's primary comparisons (perp, iso): root attribute `primary_comparisons` (JSON
+  // list of pairs); empty: rank's defaults.
+  std::vector<std::pair<std::string, std::string>> primary;
 };
 ResultsHeader ReadResultsHeader(const store::File& results);
 

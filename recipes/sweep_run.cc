@@ -53,17 +53,24 @@ class CrashHook {
   explicit CrashHook(const std::string& spec) {
     if (spec.empty()) return;
     std::vector<std::string> parts = Split(spec, ':');
-    PC_CHECK(parts.size() == 2 || parts.size() == 3, "crash hook: expected <run>:<point>[:<ms>], got '", spec, "'");
+    PC_CHECK(parts.size() == 2 || parts.size() == 3, "crash hook: expected <run>:<point>[:<ms>|throw], got '", spec,
+             "'");
     run_ = parts[0];
     point_ = parts[1];
-    if (parts.size() == 3) delay_ms_ = ParseInt(parts[2], "crash hook delay");
+    if (parts.size() == 3 && parts[2] == "throw") {
+      throw_ = true;
+    } else if (parts.size() == 3) {
+      delay_ms_ = ParseInt(parts[2], "crash hook delay");
+    }
   }
   bool Matches(const std::string& run, const std::string& point) const {
     return !run_.empty() && run == run_ && point == point_;
   }
   // SIGKILL now (delay 0) or `delay` ms from now, when `run` reaches `point`.
+  // With "throw": an error instead (the failed-run tests).
   void At(const std::string& run, const std::string& point) const {
     if (!Matches(run, point)) return;
+    PC_CHECK(!throw_, "injected failure of run '", run, "' at ", point, " (PERPCOMP_TEST_CRASH)");
     std::fflush(nullptr);
     if (delay_ms_ <= 0) std::raise(SIGKILL);
     std::thread([ms = delay_ms_] {
@@ -75,6 +82,7 @@ class CrashHook {
  private:
   std::string run_, point_;
   int64_t delay_ms_ = 0;
+  bool throw_ = false;
 };
 
 // ---- the work folder ----
@@ -373,6 +381,25 @@ void RefreshLmEval(const std::string& path, const std::string& lm_path) {
   log::Info("sweep", "imported ", lm_path, " into the finished run '", name, "'");
 }
 
+// The run file of a run that threw: status "failed" and the message, with the identity a resume
+// compares (conventions, recipe), and nothing else.
+void WriteFailedRunFile(const SweepContext& c, size_t index, const std::string& error) {
+  const RecipeSpec& recipe = c.plan.runs[index].recipe;
+  const std::string& name = recipe.name.value;
+  const std::string path = fs::Join(c.runs_dir, RunFileName(static_cast<int64_t>(index), name));
+  store::StagedWriter w = store::File::CreateStaged(path, store::kind::kSweepRun, /*overwrite=*/true, "run file");
+  store::Group g = w.root().CreateGroup("runs").CreateGroup(name);
+  SetAttrs(g, {{"run", name},
+               {"index", static_cast<int64_t>(index)},
+               {"recipe", name},
+               {"method", recipe.method.value},
+               {"recipe_yaml", RecipeToYaml(recipe)},
+               {"conventions_key", c.key},
+               {"status", kRunFailed},
+               {"error", error}});
+  w.Commit();
+}
+
 void PrintRunLine(const std::string& position, const std::string& name, const RunOutcome& r) {
   const DownstreamSummary& d = r.downstream;
   char pairs[64] = "";
@@ -493,14 +520,19 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
     const std::string path = fs::Join(c.runs_dir, RunFileName(static_cast<int64_t>(i), r.name.value));
     if (fs::Exists(path)) {
       RunFileInfo info = ReadRunFileInfo(path);
-      finished[i] = info.complete() && info.conventions_key == c.key && info.recipe_yaml == RecipeToYaml(r) &&
-                    info.run == r.name.value;
+      const bool same = info.conventions_key == c.key && info.recipe_yaml == RecipeToYaml(r) && info.run == r.name.value;
+      if (same && info.failed() && !o.retry_failed) {
+        log::Warn("sweep", "run '", r.name.value, "' failed earlier (", info.error, "); not retried (--retry-failed)");
+        summary.failed.emplace_back(r.name.value, info.error);
+        continue;
+      }
+      finished[i] = info.complete() && same;
       if (finished[i]) {
         const std::string lm = LmEvalPath(in, r.name.value);
         if (!lm.empty() && Sha256File(lm) != info.lm_eval_sha256) RefreshLmEval(path, lm);
         const std::string model_dir = fs::Join(c.models_dir, r.name.value);
         if (!o.keep_models && fs::Exists(model_dir)) fs::RemoveAll(model_dir);
-      } else {
+      } else if (!info.failed()) {
         log::Info("sweep", "run file '", path, "' is from another recipe or conventions; its run is redone");
       }
     }
@@ -521,6 +553,7 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   header.conventions_key = c.key;
   header.runs_total = static_cast<int64_t>(plan.runs.size());
   header.shard = o.sharded ? Str(o.shard_k, "/", o.shard_n) : "";
+  header.primary = plan.spec.primary;
   auto rebuild = [&](const std::string& crash_run) {
     std::vector<std::string> files;
     for (size_t i : mine) {
@@ -528,6 +561,7 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
         files.push_back(fs::Join(c.runs_dir, RunFileName(static_cast<int64_t>(i), plan.runs[i].recipe.name.value)));
       }
     }
+    header.failed = summary.failed;
     WriteSweepResults(o.out, header, c.reference_file, files, [&](size_t copied) {
       if (!crash_run.empty() && copied == 1) c.crash.At(crash_run, "write-results");
     });
@@ -550,7 +584,26 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   for (size_t i : todo) {
     ++position;
     const std::string pos = Str("[", position, "/", mine.size(), "]");
-    RunOutcome r = RunOne(c, i, progress, pos);
+    const std::string& name = plan.runs[i].recipe.name.value;
+    RunOutcome r;
+    std::string error;
+    const bool ok = o.guard ? o.guard([&] { r = RunOne(c, i, progress, pos); }, &error)
+                            : (r = RunOne(c, i, progress, pos), true);
+    if (!ok) {
+      // Recorded in its run file; the sweep goes on with the next run.
+      WriteFailedRunFile(c, i, error);
+      const std::string model_dir = fs::Join(c.models_dir, name);
+      if (!o.keep_models && fs::Exists(model_dir)) fs::RemoveAll(model_dir);
+      summary.failed.emplace_back(name, error);
+      ++summary.failed_now;
+      rebuild("");
+      progress.Add(1, Str(pos, " ", name, ": failed"));
+      if (Progress::Enabled()) std::fputs("\r\x1b[K", stderr);
+      log::Warn("sweep", pos, " ", name, " failed: ", error);
+      std::printf("%s %-28s FAILED: %s\n", pos.c_str(), name.c_str(), error.c_str());
+      std::fflush(stdout);
+      continue;
+    }
     finished[i] = true;
     ++summary.done;
     rebuild(plan.runs[i].recipe.name.value);

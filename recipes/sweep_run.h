@@ -15,8 +15,10 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics/minimal_pairs.h"
@@ -68,6 +70,13 @@ struct SweepOptions {
   // at `point` of run `run` (compress, measure, eval: <ms> after the stage starts; write-run:
   // with the run file half-written; write-results: with the results file half-rebuilt).
   std::string crash_at;
+  // Runs whose earlier attempt failed (run file status "failed") are run again; otherwise they
+  // are reported and left alone.
+  bool retry_failed = false;
+  // Runs `run`; returns false with the message in *error when it threw. The library does not
+  // catch; tools/ passes a guard that does (a run that throws is then recorded as failed and the
+  // sweep goes on). Empty: an exception ends the sweep.
+  std::function<bool(const std::function<void()>& run, std::string* error)> guard;
 };
 
 // "<out without .h5>.work" beside `out`.
@@ -82,6 +91,9 @@ struct SweepSummary {
   size_t in_shard = 0;   // runs of this shard
   size_t skipped = 0;    // finished earlier
   size_t done = 0;       // finished now
+  // Failed runs (name, message): now, and earlier ones not retried.
+  std::vector<std::pair<std::string, std::string>> failed;
+  size_t failed_now = 0;
   std::string work;
 };
 

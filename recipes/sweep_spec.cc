@@ -10,7 +10,7 @@ namespace pc::recipes {
 
 namespace {
 
-const std::vector<std::string> kSweepKeys = {"name", "description", "recipes_dir", "runs", "grids"};
+const std::vector<std::string> kSweepKeys = {"name", "description", "recipes_dir", "runs", "grids", "primary"};
 const std::vector<std::string> kRunKeys = {"recipe", "name", "params"};
 const std::vector<std::string> kGridKeys = {"method",      "recipe",    "name",   "description", "params",
                                             "calibration", "propagate", "ignore", "overrides"};
@@ -105,6 +105,16 @@ SweepSpec ParseSweepDocument(const yaml::Document& doc, const std::string& where
   if (const auto* n = root.Find("grids"); n != nullptr && !n->IsNull()) {
     n->CheckSequence("'grids'");
     for (const auto& item : n->items()) s.grids.push_back(ParseGrid(item));
+  }
+  if (const auto* n = root.Find("primary"); n != nullptr && !n->IsNull()) {
+    n->CheckSequence("'primary'");
+    for (const auto& item : n->items()) {
+      item.CheckSequence("an entry of 'primary'");
+      PC_CHECK(item.items().size() == 2, item.loc().Str(), ": an entry of 'primary' is [perp predictor, iso predictor], got ",
+               item.items().size(), " names");
+      s.primary.emplace_back(item.items()[0].AsString("a perp predictor name"),
+                             item.items()[1].AsString("an iso predictor name"));
+    }
   }
   PC_CHECK(!s.runs.empty() || !s.grids.empty(), s.loc.Str(), ": the sweep defines no runs (give 'runs' or 'grids')");
   return s;

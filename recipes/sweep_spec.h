@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recipes/recipe_spec.h"
@@ -47,6 +48,9 @@ struct SweepSpec {
   std::string base_dir;     // the sweep file's folder: relative recipe paths start here
   std::vector<SweepRunEntry> runs;
   std::vector<GridSpec> grids;
+  // `primary:` — the comparisons ρ(perp) − ρ(iso) declared before looking, as [perp, iso]
+  // predictor names (docs/RANKING.md); empty: rank's defaults. Checked by rank.
+  std::vector<std::pair<std::string, std::string>> primary;
   SourceLoc loc;
 };
 

@@ -1,5 +1,5 @@
 // reports/bootstrap.h — bootstrap confidence intervals over runs, the paired bootstrap of a difference
-// of correlations, and leave-one-group-out stability (DESIGN.md "Ranking and correlation").
+// of correlations, and leave-one-group-out stability (docs/RANKING.md).
 //
 // Resampling scheme (reproducible for a seed on any machine and compiler; the standard fixes
 // std::mt19937_64's output, and no std:: distribution is used):
@@ -26,7 +26,7 @@
 namespace pc::reports {
 
 struct BootstrapOptions {
-  int resamples = 2000;     // B (CONVENTIONS.md)
+  int resamples = 2000;     // B (docs/RANKING.md)
   uint64_t seed = 0;        // recorded in every result and report
   double confidence = 0.95;
   void Validate() const;    // throws pc::Error naming the bad field

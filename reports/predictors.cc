@@ -39,7 +39,11 @@ const Form kErrorForms[] = {
     {"mean", "mean_", "mean over tokens of the absolute value"},
     {"mean_rel", "mean_rel_", "mean over tokens of the relative value (÷‖y‖², p÷‖y‖)"},
     {"ratio", "ratio_", "ratio of sums over tokens (Σ·/Σ‖y‖², p: Σp/Σ‖y‖)"},
+    // The directional-decomposition paper's forms (iso, par, perp only): norms, not squares.
+    {"mean_relnorm", "mean_relnorm_", "mean over tokens of ‖e_·‖/‖y‖ (not squared; the paper's form)"},
+    {"last_relnorm", "last_relnorm_", "mean over the last token of each window of ‖e_·‖/‖y‖ (not squared)"},
 };
+bool IsNormForm(const std::string& form) { return form == "mean_relnorm" || form == "last_relnorm"; }
 
 struct Context {
   const char* site;
@@ -61,6 +65,10 @@ const Context kContexts[] = {
     {"mlp_update", "accumulated", "incoming", true, "the MLP update, accumulated, incoming frame"},
     {"mlp_update", "local", "self", true, "the MLP update, local, self frame"},
     {"mlp_update", "local", "incoming", true, "the MLP update, local, incoming frame"},
+    {"block_update", "accumulated", "self", true,
+     "the whole block update (block output − block input), accumulated, self frame"},
+    {"block_update", "local", "self", true,
+     "the whole block update (block output − block input), local (the block on the reference's input), self frame"},
     {"linear", "local", "", true, "the linear outputs, local (each layer: the mean over the block's linears)"},
     {"final_norm", "accumulated", "", false, "the final norm's output, accumulated"},
     {"final_norm", "local", "", false, "the final norm's output, local"},
@@ -101,7 +109,10 @@ std::vector<PredictorInfo> BuildCatalogue() {
       if (single_form) {
         forms.push_back({"mean", "mean_" + qn});
       } else {
-        for (const Form& f : kErrorForms) forms.push_back({f.name, f.column_prefix + qn});
+        for (const Form& f : kErrorForms) {
+          if (IsNormForm(f.name) && qn == "p") continue;  // p is already a norm ratio
+          forms.push_back({f.name, f.column_prefix + qn});
+        }
       }
       for (const auto& [form, column] : forms) {
         std::vector<std::string> aggregates;
@@ -197,7 +208,13 @@ const std::vector<std::pair<std::string, std::string>>& MainDifferencePairs() {
   static const std::vector<std::pair<std::string, std::string>> pairs = {
       {"perp.ratio.block_output.accumulated.mean", "iso.ratio.block_output.accumulated.mean"},
       {"perp.ratio.block_output.accumulated.final", "iso.ratio.block_output.accumulated.final"},
-      {"perp.ratio.block_output.accumulated.max", "iso.ratio.block_output.accumulated.max"}};
+      {"perp.ratio.block_output.accumulated.max", "iso.ratio.block_output.accumulated.max"},
+      // The directional-decomposition paper's frame: the attention, MLP and whole-block updates, one
+      // layer compressed on the dense input (local), against the dense update itself, ‖e⊥‖/‖Δ‖ on
+      // the last token of each window.
+      {"perp.last_relnorm.attn_update.local.self.mean", "iso.last_relnorm.attn_update.local.self.mean"},
+      {"perp.last_relnorm.mlp_update.local.self.mean", "iso.last_relnorm.mlp_update.local.self.mean"},
+      {"perp.last_relnorm.block_update.local.self.mean", "iso.last_relnorm.block_update.local.self.mean"}};
   return pairs;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 
 #include "core/error.h"
 #include "core/strings.h"
@@ -64,7 +65,16 @@ void Correlate(RankingAnalysis& a) {
 // The perp/iso pairs: the main ones first (both present), then every other perp predictor with its iso sibling.
 void Differences(RankingAnalysis& a, const SweepResults& results) {
   std::vector<std::pair<size_t, size_t>> pairs;
-  for (const auto& [perp, iso] : MainDifferencePairs()) {
+  const auto& primary = !a.options.primary.empty() ? a.options.primary
+                        : !results.primary.empty() ? results.primary
+                                                   : MainDifferencePairs();
+  for (const auto& [perp, iso] : results.primary) {
+    for (const std::string& name : {perp, iso}) {
+      PC_CHECK(FindPredictor(name) != nullptr, results.path, ": the sweep's primary comparison names '", name,
+               "', which is not a predictor (perpcomp rank --list-predictors)");
+    }
+  }
+  for (const auto& [perp, iso] : primary) {
     auto p = a.FindPredictor(perp), i = a.FindPredictor(iso);
     if (p && i) pairs.push_back({*p, *i});
   }
@@ -103,7 +113,7 @@ void Differences(RankingAnalysis& a, const SweepResults& results) {
     const auto [k, family] = items[w];
     std::vector<size_t> runs;
     for (size_t r : with_outcome) {
-      if (family < 0 || results.runs[r].family != a.families[size_t(family)]) runs.push_back(r);
+      if (family < 0 || results.runs[r].method_family != a.families[size_t(family)]) runs.push_back(r);
     }
     DifferenceSpec s = spec;
     s.a_name = a.differences[k].perp;
@@ -122,6 +132,72 @@ void Differences(RankingAnalysis& a, const SweepResults& results) {
       f.difference = std::move(d);
     }
   });
+}
+
+// An index in [0, n), unbiased (rejection).
+size_t UniformIndex(size_t n, std::mt19937_64& rng) {
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do {
+    x = rng();
+  } while (x >= limit);
+  return static_cast<size_t>(x % n);
+}
+
+// The split-half check of the best of many (HeldOutCheck).
+HeldOutCheck HeldOut(const RankingAnalysis& a, const std::vector<size_t>& with_outcome) {
+  HeldOutCheck h;
+  h.splits = a.options.held_out_splits;
+  const size_t n = with_outcome.size();
+  h.half = n / 2;
+  if (h.splits == 0) {
+    h.detail = "not asked for";
+    return h;
+  }
+  if (h.half < kMinObservations || n - h.half < kMinObservations) {
+    h.detail = Str("insufficient: ", n, " runs, each half needs ", kMinObservations);
+    return h;
+  }
+  const OutcomeInfo& outcome = a.outcomes.outcomes[a.outcome];
+  const std::vector<double>& y_all = a.outcomes.values[a.outcome];
+  auto strength = [&](size_t p, const std::vector<size_t>& runs) -> std::optional<double> {
+    const Stat s = Correlation(a.options.coefficient, Subset(a.predictors.values[p], runs), Subset(y_all, runs));
+    if (!s.ok()) return std::nullopt;
+    const PredictorInfo& info = a.predictors.predictors[p];
+    return reports::Strength(*s.value, info.compare(), info.orientation(), outcome.orientation);
+  };
+  std::mt19937_64 rng(a.options.bootstrap.seed ^ 0x5eed5011ULL);
+  std::vector<double> in_sample;
+  for (size_t s = 0; s < h.splits; ++s) {
+    std::vector<size_t> runs = with_outcome;
+    for (size_t i = runs.size(); i > 1; --i) std::swap(runs[i - 1], runs[UniformIndex(i, rng)]);
+    const std::vector<size_t> pick(runs.begin(), runs.begin() + long(h.half)), rest(runs.begin() + long(h.half), runs.end());
+    std::optional<size_t> chosen;
+    double best = 0;
+    for (size_t p = 0; p < a.predictors.predictors.size(); ++p) {
+      const auto v = strength(p, pick);
+      if (v && (!chosen || *v > best)) {
+        chosen = p;
+        best = *v;
+      }
+    }
+    if (!chosen) continue;
+    if (a.best && *chosen == *a.best) ++h.same_as_best;
+    in_sample.push_back(best);
+    if (const auto v = strength(*chosen, rest)) h.held_out.push_back(*v);
+  }
+  if (h.held_out.empty()) {
+    h.detail = "no split gave a defined coefficient";
+    return h;
+  }
+  std::vector<double> sorted = h.held_out;
+  std::sort(sorted.begin(), sorted.end());
+  h.median = QuantileSorted(sorted, 0.5);
+  h.q10 = QuantileSorted(sorted, 0.1);
+  h.q90 = QuantileSorted(sorted, 0.9);
+  std::sort(in_sample.begin(), in_sample.end());
+  h.in_sample_median = QuantileSorted(in_sample, 0.5);
+  return h;
 }
 
 std::vector<size_t> OrderRuns(const OutcomeMatrix& m, size_t o) {
@@ -195,7 +271,9 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
   PC_CHECK(!a.outcomes.outcomes.empty(), results.path, ": no run has a downstream score (downstream/delta_nll, ...)");
   a.outcome = a.outcomes.Find(options.outcome);
   for (const SweepRun& r : results.runs) {
-    if (std::find(a.families.begin(), a.families.end(), r.family) == a.families.end()) a.families.push_back(r.family);
+    if (std::find(a.families.begin(), a.families.end(), r.method_family) == a.families.end()) {
+      a.families.push_back(r.method_family);
+    }
   }
   for (const std::string& name : MainPredictorNames()) {
     if (auto i = a.FindPredictor(name)) a.main.push_back(*i);
@@ -206,7 +284,7 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
 
   const std::vector<size_t> with_outcome = a.outcomes.RunsWith(a.outcome);
   std::vector<std::string> groups;
-  for (size_t r : with_outcome) groups.push_back(results.runs[r].family);
+  for (size_t r : with_outcome) groups.push_back(results.runs[r].method_family);
   const std::vector<double> y = Subset(a.outcomes.values[a.outcome], with_outcome);
   for (size_t m : a.main) {
     const VariableNames names{a.predictors.predictors[m].name, a.outcomes.outcomes[a.outcome].name};
@@ -216,6 +294,7 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
 
   const std::vector<size_t> by_strength = a.ByStrength();
   if (!by_strength.empty() && a.Strength(a.outcome, by_strength.front())) a.best = by_strength.front();
+  a.held_out = HeldOut(a, with_outcome);
   a.order = OrderRuns(a.outcomes, a.outcome);
   return a;
 }
@@ -240,7 +319,7 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   const OutcomeInfo& outcome = a.outcomes.outcomes[a.outcome];
   const std::string coef = CoefficientTitle(a.options.coefficient);
   std::map<std::string, int> family_runs;
-  for (const SweepRun& r : results.runs) family_runs[r.family]++;
+  for (const SweepRun& r : results.runs) family_runs[r.method_family]++;
   std::vector<std::string> fam;
   for (const std::string& f : a.families) fam.push_back(Str(f, " ", family_runs[f]));
   std::string out;
@@ -251,6 +330,12 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
                results.shard.empty() ? "" : ", shard " + results.shard, ")");
   }
   out += Str("; families: ", Join(fam, ", "), "\n");
+  if (!results.failed.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [run, error] : results.failed) names.push_back(run + " (" + error + ")");
+    out += Str(results.failed.size(), results.failed.size() == 1 ? " run failed and is" : " runs failed and are",
+               " not ranked: ", Join(names, "; "), "\n");
+  }
   out += Str("outcome: ", outcome.name, " (", outcome.title, "); ", coef, "; bootstrap ", a.options.bootstrap.resamples,
              " resamples, seed ", a.options.bootstrap.seed, ", ", FormatFixed(100 * a.options.bootstrap.confidence, 0),
              "% intervals; ", a.predictors.predictors.size(), " predictors\n");
@@ -262,27 +347,35 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
     out += "perp vs iso: insufficient (the same reason)\n";
     return out;
   }
+  std::string exploratory;  // printed after the primary comparisons
+  // Exploratory: the strongest of many predictors, with its held-out check.
   if (a.best) {
     const PredictorInfo& p = a.predictors.predictors[*a.best];
     const BootstrapInterval& b = a.Cell(a.outcome, *a.best).at(a.options.coefficient);
-    out += Str("best predictor: ", p.name, ": ", coef, " = ", FormatWithInterval(b), " (n = ", n, "; the strongest of ",
-               a.predictors.predictors.size(), " by point estimate",
+    exploratory += Str("exploratory — best predictor: ", p.name, ": ", coef, " = ", FormatWithInterval(b), " (n = ", n,
+               "; the strongest of ", a.predictors.predictors.size(), " by point estimate",
                p.direction == Direction::kSigned ? ", compared by |ρ| (a signed quantity)" : "",
-               a.predictors.predictors.size() > 1 ? ": the best of many is optimistic" : "", ")\n");
+               a.predictors.predictors.size() > 1 ? "; the interval is not adjusted for the choice" : "", ")\n");
+    const HeldOutCheck& h = a.held_out;
+    if (h.detail.empty()) {
+      exploratory += Str("  held-out check: chosen on a random half of ", h.half, " runs, its strength on the other half: median ",
+                 FormatFixed(h.median, 3), " (10–90%: ", FormatFixed(h.q10, 3), " … ", FormatFixed(h.q90, 3),
+                 ") against ", FormatFixed(h.in_sample_median, 3), " on the half it was chosen on; ", h.splits,
+                 " splits, the same predictor chosen in ", h.same_as_best, "\n");
+    } else {
+      exploratory += Str("  held-out check: ", h.detail, "\n");
+    }
   } else {
-    out += Str("best predictor: none — ", coef, " is undefined for every predictor (n/a: see the report)\n");
+    exploratory += Str("exploratory — best predictor: none — ", coef, " is undefined for every predictor (n/a: see the report)\n");
   }
   if (a.main_differences == 0) {
-    out += "perp vs iso: not computed (--predictors left out the perp/iso ratio predictors at the block outputs)\n";
-    return out;
+    out += "primary comparisons: not computed (--predictors left out their perp/iso predictors)\n";
+    return out + exploratory;
   }
-  out += Str("perp vs iso (ratio of sums at the block outputs, accumulated; ", coef, ", paired bootstrap):\n");
+  out += Str("primary comparisons, declared before looking — ρ(perp) − ρ(iso) (", coef, ", paired bootstrap):\n");
   for (size_t k = 0; k < a.main_differences; ++k) {
     const DifferenceResult& d = a.differences[k];
-    const PredictorInfo* p = FindPredictor(d.perp);
-    const std::string label = p->aggregate == "mean"    ? "mean over layers"
-                              : p->aggregate == "final" ? "final layer"
-                                                        : "max over layers";
+    const std::string label = d.perp.substr(d.perp.find('.') + 1);  // the pair's common name
     out += Str("  ", label, ": ρ(perp) − ρ(iso) = ", FormatWithInterval(d.all));
     if (!d.all.estimate.ok()) {
       out += Str(" (", d.all.detail, ")\n");
@@ -307,7 +400,7 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
                  share, " of resamples)\n");
     }
   }
-  return out;
+  return out + exploratory;
 }
 
 }  // namespace pc::reports

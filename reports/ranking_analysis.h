@@ -1,5 +1,5 @@
-// reports/ranking_analysis.h — the statistics of `perpcomp rank` (DESIGN.md "Ranking and correlation",
-// CONVENTIONS.md "Metrics", docs/RANKING.md): every selected predictor against every outcome with four
+// reports/ranking_analysis.h — the statistics of `perpcomp rank` (docs/RANKING.md,
+// docs/METRICS.md, docs/RANKING.md): every selected predictor against every outcome with four
 // coefficients and bootstrap intervals, the paired bootstrap of ρ(perp) − ρ(iso) (overall and with each method
 // family left out), the best predictor, and the ranking of runs by the chosen outcome.
 // Pure computation on data read by sweep_results.h; no files are written here (ranking_report.h renders).
@@ -24,6 +24,10 @@ struct RankOptions {
   std::string outcome = "delta_nll";  // --outcome: the ranking, the headline, the scatter plots
   std::string predictors;             // --predictors patterns ("" = all)
   int threads = 1;                    // worker threads for the bootstrap (results do not depend on it)
+  // The primary comparisons ρ(perp) − ρ(iso), declared before looking (--primary PERP:ISO,...):
+  // empty: the results file's `primary_comparisons` (from the sweep file), else MainDifferencePairs().
+  std::vector<std::pair<std::string, std::string>> primary;
+  size_t held_out_splits = 200;       // split-half repetitions of the exploratory best-of-many check
   void Validate() const;              // errors name the option
 };
 
@@ -46,6 +50,18 @@ struct DifferenceResult {
   std::vector<FamilyLeftOut> by_family;  // only for the main pairs
 };
 
+// The honest check of the best-of-many predictor: on each of `splits` random halves of the runs
+// (seeded), the predictor with the strongest chosen coefficient is picked on one half and its
+// strength (oriented coefficient; |ρ| for signed predictors) computed on the other half.
+struct HeldOutCheck {
+  size_t splits = 0, half = 0;   // repetitions; runs in the selection half
+  std::vector<double> held_out;  // the chosen predictor's strength on the held-out half (defined ones)
+  double median = 0, q10 = 0, q90 = 0;
+  double in_sample_median = 0;    // its strength on the selection half (the optimistic number)
+  size_t same_as_best = 0;        // splits that chose the full-sample best predictor
+  std::string detail;             // why not computed ("" when computed)
+};
+
 struct RankingAnalysis {
   RankOptions options;
   PredictorMatrix predictors;  // the selected predictors every run has
@@ -59,6 +75,7 @@ struct RankingAnalysis {
   // ρ (the chosen coefficient, chosen outcome) of each main predictor with each family left out ([main][family]).
   std::vector<std::vector<GroupLeftOut>> main_left_out;
   std::optional<size_t> best;  // the predictor with the strongest chosen coefficient (empty: none defined)
+  HeldOutCheck held_out;       // the exploratory best-of-many, checked on held-out halves
   std::vector<size_t> order;   // runs, least damage first by the chosen outcome; runs without it last
 
   const CorrelationCell& Cell(size_t outcome_index, size_t predictor) const {

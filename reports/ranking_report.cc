@@ -110,6 +110,9 @@ void AddFlattened(TextTable* t, const std::string& path, const nlohmann::json& v
   }
 }
 
+// A primary comparison's label: its perp predictor's name without the quantity ("ratio.block_output.accumulated.mean").
+std::string PairLabel(const std::string& perp) { return perp.substr(perp.find('.') + 1); }
+
 // A predictor's name in chart labels (at most 36 characters): block_output -> block, attn_update -> attn,
 // mlp_update -> mlp, accumulated -> acc, incoming -> in.
 std::string CompactName(const std::string& name) {
@@ -140,13 +143,6 @@ std::string DirectionText(Direction d) {
 
 std::string OrientationText(Orientation o) {
   return o == Orientation::kHigherIsWorse ? "higher is worse" : "higher is better";
-}
-
-std::string AggregateLabel(const std::string& aggregate) {
-  if (aggregate == "mean") return "mean over layers";
-  if (aggregate == "final") return "final layer";
-  if (aggregate == "max") return "max over layers";
-  return aggregate;
 }
 
 std::string Verdict(const BootstrapDifference& d) {
@@ -453,18 +449,17 @@ class Report {
             "beats perp (the rest are ties)."));
     if (a_.main_differences > 0) {
       TextTable t(
-          {"aggregate", "ρ(perp)", "ρ(iso)", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "resamples used", "reading"});
+          {"primary comparison", "ρ(perp)", "ρ(iso)", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "resamples used", "reading"});
       for (size_t k = 0; k < a_.main_differences; ++k) {
         const DifferenceResult& d = a_.differences[k];
-        const PredictorInfo* p = FindPredictor(d.perp);
-        t.AddRow({AggregateLabel(p->aggregate), FormatWithInterval(CellOf(d.perp)), FormatWithInterval(CellOf(d.iso)),
+        t.AddRow({PairLabel(d.perp), FormatWithInterval(CellOf(d.perp)), FormatWithInterval(CellOf(d.iso)),
                   FormatWithInterval(d.all), Share(d.all), Str(d.all.used, " of ", d.all.resamples), Verdict(d.all)});
       }
-      b_.Table("perp_vs_iso", "ρ(perp) − ρ(iso): ratio of sums at the block outputs (accumulated)", t);
+      b_.Table("perp_vs_iso", "ρ(perp) − ρ(iso): the primary comparisons, declared before looking", t);
       for (size_t k = 0; k < a_.main_differences; ++k) {
         const DifferenceResult& d = a_.differences[k];
         HistogramOptions h;
-        h.title = "Bootstrap distribution of ρ(perp) − ρ(iso): " + AggregateLabel(FindPredictor(d.perp)->aggregate);
+        h.title = "Bootstrap distribution of ρ(perp) − ρ(iso): " + PairLabel(d.perp);
         h.note = Str("d = ", FormatWithInterval(d.all), ", ", d.all.used, " resamples");
         h.x_title = "ρ(perp) − ρ(iso)";
         h.markers.push_back({0.0, "0"});
@@ -498,7 +493,7 @@ class Report {
       TextTable t({"aggregate", "left out", "runs left", "d = ρ(perp) − ρ(iso)", "d > 0 / d < 0", "reading"});
       for (size_t k = 0; k < a_.main_differences; ++k) {
         const DifferenceResult& d = a_.differences[k];
-        const std::string agg = AggregateLabel(FindPredictor(d.perp)->aggregate);
+        const std::string agg = PairLabel(d.perp);
         t.AddRow({agg, "(none)", std::to_string(RunsWithOutcome().size()), FormatWithInterval(d.all), Share(d.all),
                   Verdict(d.all)});
         for (const FamilyLeftOut& f : d.by_family) {
@@ -605,6 +600,7 @@ class Report {
     t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
     t.AddRow({"runs", Str(s_.runs.size(), " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
                           s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    for (const auto& [run, error] : s_.failed) t.AddRow({"failed run", run + ": " + error});
     t.AddRow({"conventions_key", s_.conventions_key});
     const nlohmann::json conv = nlohmann::json::parse(s_.conventions, nullptr, false);
     if (conv.is_object()) {
@@ -644,7 +640,7 @@ class Report {
         "Kinds: accumulated = each model end to end (errors of earlier layers included); local = the compressed layer "
         "on "
         "the reference's input.",
-        "Layer aggregates (CONVENTIONS.md): mean over layers, the final layer, the worst layer (max for errors, min "
+        "Layer aggregates (docs/RANKING.md): mean over layers, the final layer, the worst layer (max for errors, min "
         "for "
         "cosine, the value farthest from no damage for the signed p and norm_ratio). For `linear`, a layer's value is "
         "the "

@@ -1,8 +1,8 @@
 // reports/stats.h — correlation coefficients, ranks and least-squares lines over runs
-// (DESIGN.md "Ranking and correlation", CONVENTIONS.md "Metrics").
+// (docs/RANKING.md, docs/METRICS.md).
 //
 // Every coefficient returns a Stat: a number, or the reason it is not one.
-//   "insufficient": fewer than kMinObservations (5) observations; CONVENTIONS.md: such a correlation is
+//   "insufficient": fewer than kMinObservations (5) observations; docs/RANKING.md: such a correlation is
 //                   reported as insufficient, never as a number.
 //   "n/a":          the coefficient is undefined for this input: a constant variable, a non-finite value,
 //                   or (log form only) a value <= 0.
@@ -26,7 +26,7 @@
 
 namespace pc::reports {
 
-// A correlation over fewer runs than this is "insufficient" (CONVENTIONS.md).
+// A correlation over fewer runs than this is "insufficient" (docs/RANKING.md).
 inline constexpr size_t kMinObservations = 5;
 inline constexpr const char* kInsufficient = "insufficient";
 inline constexpr const char* kNotApplicable = "n/a";

@@ -63,6 +63,17 @@ void ReadLmEval(const store::Group& run, SweepRun* r) {
   }
 }
 
+}  // namespace
+
+std::string MethodFamily(const std::string& method, const std::string& params_json) {
+  if (method != "sparsegpt" || params_json.empty()) return method;
+  const nlohmann::json p = nlohmann::json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object() || !p.contains("bits") || !p["bits"].is_number()) return method;
+  return p["bits"].get<double>() > 0 ? "joint" : method;
+}
+
+namespace {
+
 SweepRun ReadRun(const store::Group& runs, const std::string& name) {
   const store::Group g = runs.OpenGroup(name);
   SweepRun r;
@@ -79,6 +90,7 @@ SweepRun ReadRun(const store::Group& runs, const std::string& name) {
   r.conventions_key = RequireString(g, "conventions_key");
   r.conventions = g.GetAttrOr<std::string>("conventions", "");
   r.params = g.GetAttrOr<std::string>("params", "");
+  r.method_family = MethodFamily(r.method, r.params);
   r.recipe_yaml = g.GetAttrOr<std::string>("recipe_yaml", "");
   r.compression = g.GetAttrOr<std::string>("compression", "");
   r.seconds_compress = OptionalDouble(g, "seconds_compress");
@@ -165,6 +177,25 @@ SweepResults ReadSweepResults(const std::string& path) {
   s.shard = root.GetAttrOr<std::string>("shard", "");
   s.runs_total = root.GetAttrOr<int64_t>("runs_total", 0);
   s.runs_complete = root.GetAttrOr<int64_t>("runs_complete", 0);
+  if (root.HasAttr("primary_comparisons")) {
+    const nlohmann::json p = nlohmann::json::parse(root.GetAttr<std::string>("primary_comparisons"), nullptr, false);
+    PC_CHECK(p.is_array(), path, ": attribute primary_comparisons is not a JSON list");
+    for (const auto& e : p) {
+      PC_CHECK(e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string(), path,
+               ": attribute primary_comparisons: expected [perp, iso] name pairs");
+      s.primary.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+    }
+  }
+  if (root.HasAttr("failed_runs")) {
+    const nlohmann::json f = nlohmann::json::parse(root.GetAttr<std::string>("failed_runs"), nullptr, false);
+    PC_CHECK(f.is_array(), path, ": attribute failed_runs is not a JSON list");
+    for (const auto& e : f) {
+      PC_CHECK(e.is_object() && e.value("run", nlohmann::json()).is_string() &&
+                   e.value("error", nlohmann::json()).is_string(),
+               path, ": attribute failed_runs: expected {\"run\": ..., \"error\": ...} entries");
+      s.failed.emplace_back(e["run"].get<std::string>(), e["error"].get<std::string>());
+    }
+  }
   s.reference_ppl = OptionalDouble(root, "reference_ppl");
   s.reference_mean_nll = OptionalDouble(root, "reference_mean_nll");
   s.reference_pairs_accuracy = OptionalDouble(root, "reference_pairs_accuracy");

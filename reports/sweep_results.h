@@ -37,6 +37,7 @@ struct SweepRun {
   std::string name;  // the group name under /runs
   int64_t index = -1;
   std::string recipe, method, family, params, recipe_yaml, compression, status;
+  std::string method_family;  // MethodFamily(method, params): what leave-one-family-out leaves out
   std::string conventions, conventions_key;
   double seconds_compress = 0, seconds_measure = 0, seconds_eval = 0;  // NaN when absent
 
@@ -57,11 +58,19 @@ struct SweepRun {
   std::vector<LmEvalScore> lm_eval;
 };
 
+// The method family of a run for the rankings: the method's name (rtn, awq, perp-awq, gptq,
+// magnitude, wanda, wanda-perp, sparsegpt), except "joint" for SparseGPT with joint quantization
+// (`bits` > 0 in the run's main-method params JSON).
+std::string MethodFamily(const std::string& method, const std::string& params_json);
+
 struct SweepResults {
   std::string path;
   std::string created_by, created_at;
   std::string sweep, sweep_yaml, conventions, conventions_key, shard;
   int64_t runs_total = 0, runs_complete = 0;
+  std::vector<std::pair<std::string, std::string>> failed;  // runs that threw (name, message): root failed_runs
+  // Primary comparisons (perp, iso predictor names) declared by the sweep: root primary_comparisons.
+  std::vector<std::pair<std::string, std::string>> primary;
   double reference_ppl = 0, reference_mean_nll = 0, reference_pairs_accuracy = 0;  // NaN when absent
   std::vector<SweepRun> runs;                                                      // ordered by `index`, then by name
 };

@@ -4,7 +4,7 @@
 // created_by ("perpcomp <version>") and created_at (ISO-8601 UTC). Readers check them on
 // open and ignore attributes, columns and groups they do not know (append-only evolution).
 //
-// Crash safety (CONVENTIONS.md "HDF5"): HDF5 1.10 has no journaling, so results are
+// Crash safety (docs/HDF5.md): HDF5 1.10 has no journaling, so results are
 // written with CreateStaged: under a temporary name beside the final one, renamed into place
 // by Commit(). A results file gathering many runs is rebuilt into a new staged file from the
 // complete run files with CopyGroup; results files are never edited in place.

@@ -102,9 +102,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     CalibSpec c = recipes::MergeCalib(resolved, ro.calib, *model);
     std::printf("recipe %s (%s) on %s (%s, %d layers)\n", recipe.name.value.c_str(), recipe.name.loc.file.c_str(),
                 model_dir.c_str(), model->config().model_type.c_str(), model->num_layers());
-    std::printf("calibration: %s, %lld samples x %lld tokens, %s windowing, seed %llu\n",
-                c.source.empty() ? "(no --calib given)" : c.source.c_str(), (long long)c.samples,
-                (long long)c.seq_len, WindowingName(c.windowing), (unsigned long long)c.seed);
+    std::printf("calibration: %s\n", ResolveCalib(c, model->config()).Describe().c_str());
     std::fputs(recipes::FormatPlan(resolved, *model).c_str(), stdout);
     std::printf("memory: %s\n", memory.Describe(8).c_str());
     return 0;

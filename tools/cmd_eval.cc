@@ -1,7 +1,7 @@
 // perpcomp eval --model DIR [--text FILE [--seq-len N] [--max-windows K] [--reference DIR]]
 //   [--pairs FILE|DIR|blimp-sva ...] [--import-lm-eval FILE.json] [--out FILE.h5 [--run NAME]] [--json]
 // Perplexity on a text; with --reference also ΔNLL, KL(reference ‖ model) and top-1 agreement;
-// minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by CONVENTIONS.md
+// minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by docs/METRICS.md
 // (later stages add keys, never rename them); everything into a "eval" HDF5 file with --out.
 #include <cstdio>
 #include <iostream>
@@ -59,7 +59,7 @@ int RunEval(const std::vector<std::string>& args) {
   desc.add_options()
     ("text", po::value<std::string>(&text_path), "evaluation text: plain UTF-8 or JSON lines (*.jsonl)")
     ("text-field", po::value<std::string>(&text_field)->default_value("text"), "JSON-lines field holding the text")
-    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "window length in tokens (0: the model's context)")
+    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "window length in tokens (0: 2048 capped at the model's context)")
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "evaluate the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("reference", po::value<std::string>(&reference), "reference model folder: adds delta NLL, KL and top-1 agreement")

@@ -67,7 +67,7 @@ int RunMeasure(const std::vector<std::string>& args) {
     ("text-field", po::value<std::string>(&text_field)->default_value("text"), "JSON-lines field holding the text")
     ("out", po::value<std::string>(&out)->required(), "output HDF5 file (kind \"measure\")")
     ("run", po::value<std::string>(&run), "run name (default: the compressed folder's name)")
-    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "window length in tokens (0: the model's context)")
+    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "window length in tokens (0: 2048 capped at the model's context)")
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "measure the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("per-token", po::bool_switch(&per_token), "store every token's values (and NLL, KL) too")

@@ -46,7 +46,7 @@ void AddProbeFlags(po::options_description& desc, ProbeFlags& f, bool pairs, con
   desc.add_options()
     ("text", po::value<std::string>(&f.text)->required(), "text to score: plain UTF-8 or JSON lines (*.jsonl)")
     ("text-field", po::value<std::string>(&f.text_field)->default_value("text"), "JSON-lines field holding the text")
-    ("seq-len", po::value<int64_t>(&f.seq_len)->default_value(0), "window length in tokens (0: the model's context)")
+    ("seq-len", po::value<int64_t>(&f.seq_len)->default_value(0), "window length in tokens (0: 2048 capped at the model's context)")
     ("max-windows", po::value<int64_t>(&f.max_windows)->default_value(32), "use the first K windows (0: all)")
     ("batch", po::value<int64_t>(&f.batch)->default_value(0), "windows per forward (0: automatic)")
     ("layers", po::value<std::string>(&f.layers)->default_value(layers_default), layers_help.c_str());

@@ -46,10 +46,10 @@ void WriteFile(const std::string& path, const std::string& content) {
 
 int RunRank(const std::vector<std::string>& args) {
   CommonOptions common;
-  std::string results_path, out_dir, coefficient = "spearman";
+  std::string results_path, out_dir, coefficient = "spearman", primary;
   reports::RankOptions options;
   uint64_t seed = 0;
-  int resamples = 2000;
+  int resamples = 2000, held_out_splits = 200;
   bool overwrite = false, list_predictors = false, list_outcomes = false;
   po::options_description desc("options");
   desc.add_options()
@@ -63,6 +63,11 @@ int RunRank(const std::vector<std::string>& args) {
      "coefficient of the headline, the best predictor and perp-vs-iso: pearson, pearson_log, spearman, kendall_tau_b")
     ("bootstrap", po::value<int>(&resamples)->default_value(2000), "bootstrap resamples B")
     ("seed", po::value<uint64_t>(&seed)->default_value(0), "bootstrap seed (recorded in the report)")
+    ("primary", po::value<std::string>(&primary),
+     "the primary comparisons PERP:ISO,... (predictor names; default: the sweep file's, else the block outputs and the "
+     "paper-frame updates, docs/RANKING.md)")
+    ("held-out-splits", po::value<int>(&held_out_splits)->default_value(200),
+     "random half splits of the exploratory best-of-many check (0: none)")
     ("list-predictors", po::bool_switch(&list_predictors),
      "print the predictors (those available in the results file when one is given) and exit")
     ("list-outcomes", po::bool_switch(&list_outcomes), "print the outcomes of the results file and exit")
@@ -74,6 +79,18 @@ int RunRank(const std::vector<std::string>& args) {
   if (!Parse("rank", "results.h5 --out DIR [--outcome NAME] [--predictors GLOBS] [--seed S] [--bootstrap B]", desc, args,
              vm, &positional, &common)) {
     return 0;
+  }
+  PC_CHECK(held_out_splits >= 0, "--held-out-splits must not be negative, got ", held_out_splits);
+  options.held_out_splits = static_cast<size_t>(held_out_splits);
+  for (const std::string& pair : primary.empty() ? std::vector<std::string>{} : Split(primary, ',')) {
+    const std::vector<std::string> two = Split(Trim(pair), ':');
+    PC_CHECK(two.size() == 2 && !two[0].empty() && !two[1].empty(), "--primary '", primary,
+             "': expected PERP:ISO pairs separated by commas, got '", pair, "'");
+    for (const std::string& name : two) {
+      PC_CHECK(reports::FindPredictor(name) != nullptr, "--primary: '", name,
+               "' is not a predictor (see --list-predictors)");
+    }
+    options.primary.emplace_back(two[0], two[1]);
   }
   options.bootstrap.resamples = resamples;
   options.bootstrap.seed = seed;

@@ -5,6 +5,7 @@
 // crash-safe, sharded (docs/SWEEPS.md). The library side is recipes/sweep_run.h.
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <tuple>
 #include <nlohmann/json.hpp>
 
@@ -96,7 +97,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   std::vector<std::string> pair_specs;
   recipes::CalibOverrides calib;
   int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
-  bool keep_models = false, dry_run = false, per_token = false;
+  bool keep_models = false, dry_run = false, per_token = false, retry_failed = false;
   po::options_description desc("options");
   desc.add_options()
     ("model", po::value<std::string>(&model_dir), "reference Hugging Face model folder (compressed by every run)")
@@ -112,8 +113,10 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     ("work", po::value<std::string>(&work), "work folder (default: <out without .h5>.work beside --out)")
     ("shard", po::value<std::string>(&shard_text), "run only the runs with index % N == K (K/N, K in 0..N-1)")
     ("keep-models", po::bool_switch(&keep_models), "keep every compressed checkpoint under <work>/models")
+    ("retry-failed", po::bool_switch(&retry_failed),
+     "run again the runs that failed earlier (recorded as failed in their run files; otherwise reported and skipped)")
     ("dry-run", po::bool_switch(&dry_run), "list the expanded runs (index, name, method, params, origin); touch nothing")
-    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "evaluation window length in tokens (0: the model's context)")
+    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "evaluation window length in tokens (0: 2048 capped at the model's context)")
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "evaluate the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("per-token", po::bool_switch(&per_token), "store every token's values in each run (large)")
@@ -206,6 +209,18 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   so.batch = batch;
   so.cache = ToCacheOptions(cache);
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) so.crash_at = crash;
+  so.retry_failed = retry_failed;
+  // A run that throws (non-finite weights, a Hessian singular after every retry, I/O) is recorded
+  // as failed and the sweep goes on with the next run.
+  so.guard = [](const std::function<void()>& run, std::string* error) {
+    try {
+      run();
+      return true;
+    } catch (const std::exception& e) {
+      *error = e.what();
+      return false;
+    }
+  };
 
   const nlohmann::json conventions = recipes::SweepConventions(in, so.cache);
   CheckSweepOutput(out, conventions);
@@ -216,6 +231,12 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   recipes::SweepSummary s = recipes::RunSweep(plan, in, conventions, so);
   std::printf("sweep '%s': %zu of %zu runs complete (%zu now, %zu earlier) -> %s\n", plan.spec.name.value.c_str(),
               s.done + s.skipped, s.in_shard, s.done, s.skipped, out.c_str());
+  if (!s.failed.empty()) {
+    std::printf("%zu run(s) failed (%zu now, %zu earlier; rerun with --retry-failed to try them again):\n",
+                s.failed.size(), s.failed_now, s.failed.size() - s.failed_now);
+    for (const auto& [name, error] : s.failed) std::printf("  %s: %s\n", name.c_str(), error.c_str());
+    return 3;
+  }
   return 0;
 }
 

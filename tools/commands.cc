@@ -2,7 +2,8 @@
 
 namespace pc::cli {
 
-// One line per verb, in the order `perpcomp --help` lists them.
+// The entry points of the verbs (tools/cmd_*.cc); `perpcomp --help` lists the verbs in the order of
+// Commands() below, not of these declarations.
 #define PC_DECLARE_COMMAND(fn) int fn(const std::vector<std::string>& args);
 PC_DECLARE_COMMAND(RunVersion)
 PC_DECLARE_COMMAND(RunCorpus)

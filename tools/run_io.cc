@@ -15,7 +15,11 @@ TextWindows LoadTextWindows(const std::string& text_path, const std::string& tex
   TextWindows tw{ReadTextSource(text_path, text_field, "--text"), {}};
   auto tok = LoadModelTokenizer(tokenizer_dir);
   const int64_t max_pos = config.max_pos;
-  if (seq_len == 0) seq_len = max_pos;
+  if (seq_len == 0) {
+    seq_len = EvalSeqLen(0, max_pos);
+    log::Info("eval", "--seq-len ", seq_len, " (the default: ", kDefaultEvalSeqLen, " tokens capped at the context of ",
+              max_pos, ")");
+  }
   PC_CHECK(config.arch->pos != PosKind::kLearned || seq_len <= max_pos, "--seq-len ", seq_len, " exceeds the model's ",
            max_pos, " learned positions");
   if (seq_len > max_pos) log::Warn("eval", "--seq-len ", seq_len, " is longer than the model's context of ", max_pos);

@@ -1,5 +1,5 @@
 // tools/run_io.h — inputs and outputs shared by `measure` and `eval`: token windows of a
-// text (CONVENTIONS.md "Text, windows and perplexity") and run files (docs/HDF5.md): one run
+// text (docs/METRICS.md) and run files (docs/HDF5.md): one run
 // group /runs/<name> in a staged file of a given kind, optionally appended to an existing file
 // (rebuilt crash-safely: the old runs copied into a new staged file, renamed over the old one).
 #pragma once

@@ -47,7 +47,7 @@ class Tokenizer {
   // Ids the post-processor puts before a single sequence (Llama: {BOS}; GPT-NeoX/GPT-2: {}; OPT: {</s>=2}).
   const std::vector<int32_t>& prefix_ids() const { return prefix_ids_; }
   // Ids it puts after a single sequence (RoBERTa-style processors: {</s>}; usually {}).
-  // EncodeWithSpecial does not add them (CONVENTIONS.md: special tokens once, at the start).
+  // EncodeWithSpecial does not add them (docs/METRICS.md: special tokens once, at the start).
   const std::vector<int32_t>& suffix_ids() const { return suffix_ids_; }
   std::vector<int32_t> EncodeWithSpecial(const std::string& text) const;  // prefix_ids + Encode(text)
   const std::string& kind() const { return kind_; }

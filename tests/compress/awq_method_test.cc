@@ -249,7 +249,7 @@ TEST_CASE("awq: bad parameters are refused with the parameter's name", "[compres
                     Contains("'scale_dtype' = 'bf16' is not allowed (one of: f32, f16)"));
   CHECK_THROWS_WITH(make({{"group_size", int64_t{0}}}), Contains("'group_size' = 0 is out of range"));
   CHECK_THROWS_WITH(make({{"grid", int64_t{20}}}), Contains("method 'awq' has no parameter 'grid'"));
-  // perp-awq: the defaults of CONVENTIONS.md.
+  // perp-awq: the defaults of docs/AWQ.md.
   const pc::MethodInfo& perp = pc::MethodRegistry::Builtins().Get("perp-awq");
   pc::MethodParams d = pc::ResolveParams("perp-awq", perp.params, {}, {}, "x");
   CHECK(d.Double("lambda_par") == 0.1);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exact sparsity (CONVENTIONS.md) on every block linear of pruned models.
+"""Exact sparsity (docs/PRUNING.md) on every block linear of pruned models.
 
   check_sparsity.py OUT_DIR RATIO PATTERN [block]
 

@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """GPTQ / SparseGPT written the way the reference implementations write them (IST-DASLab/gptq
 gptq.py `fasterquant`, IST-DASLab/sparsegpt sparsegpt.py `fasterprune`), as an independent check of
-compress/gptq.cc and compress/sparsegpt.cc. Deviations from the references are perpcomp's documented
-ones (docs/PRUNING.md), applied here too so that the outputs are comparable:
-  - the quantizer is perpcomp's (llm-awq semantics), not GPTQ's quant.py;
+compress/gptq.cc and compress/sparsegpt.cc. GPTQ is the reference exactly: quant.py's quantizer
+(the range includes 0; symmetric: unsigned codes around 2^(b-1)), dead columns zeroed, dynamic group
+parameters from W (block-start) rather than the block's working copy W1. act_order ranks with a
+stable argsort (the reference's is not stable; ties are then in column order). SparseGPT keeps
+perpcomp's documented deviations (docs/PRUNING.md), applied here too so that the outputs compare:
+  - the joint quantizer is perpcomp's (llm-awq semantics);
   - the unstructured SparseGPT mask prunes exactly floor(ratio * size) entries per block (stable
     ranking, ties row-major first) instead of `tmp <= sort(tmp)[int(numel * ratio)]`;
-  - inputs have no dead columns here (perpcomp keeps dead-column weights; the references zero them).
+  - SparseGPT inputs have no dead columns here (perpcomp keeps their weights; the reference zeros them).
 
 usage: obs_reference.py DIR   (DIR/in.json, DIR/W.bin (out, in) f32, DIR/X.bin (n, in) f32
                                -> DIR/out.bin (out, in) f32, DIR/out.json {"loss": ...})
@@ -30,6 +33,34 @@ def group_params(w, bits, sym):
     return scale, zero
 
 
+def gptq_params(x, bits, sym):
+    """quant.py Quantizer.find_params(x, weight=True) with perchannel=True, mse=False: (out, 1) each."""
+    maxq = 2 ** bits - 1
+    tmp = torch.zeros(x.shape[0])
+    xmin = torch.minimum(x.min(1)[0], tmp)
+    xmax = torch.maximum(x.max(1)[0], tmp)
+    if sym:
+        xmax = torch.maximum(torch.abs(xmin), xmax)
+        tmp = xmin < 0
+        if torch.any(tmp):
+            xmin[tmp] = -xmax[tmp]
+    tmp = (xmin == 0) & (xmax == 0)
+    xmin[tmp] = -1
+    xmax[tmp] = +1
+    scale = (xmax - xmin) / maxq
+    if sym:
+        zero = torch.full_like(scale, (maxq + 1) / 2)
+    else:
+        zero = torch.round(-xmin / scale)
+    return scale.unsqueeze(1), zero.unsqueeze(1)
+
+
+def gptq_quantize(x, scale, zero, bits):
+    """quant.py quantize(): unsigned codes in both modes."""
+    q = torch.clamp(torch.round(x / scale) + zero, 0, 2 ** bits - 1)
+    return scale * (q - zero)
+
+
 def quantize(x, scale, zero, bits, sym):
     if sym:
         return torch.clamp(torch.round(x / scale), -(2 ** (bits - 1)), 2 ** (bits - 1) - 1) * scale
@@ -50,11 +81,15 @@ def gptq(W, H, p):
     bits, groupsize, sym = p["bits"], p["group_size"], not p["zero_point"]
     blocksize, actorder, static_groups = p["block_size"], p["act_order"], p["static_groups"]
     columns = W.shape[1]
-    scale, zero = group_params(W, bits, sym)  # per channel (find_params on W before the walk)
+    scale, zero = gptq_params(W, bits, sym)  # per channel (find_params on W before the walk)
+    H = H.clone()
+    dead = torch.diag(H) == 0
+    H[dead, dead] = 1
+    W[:, dead] = 0
     if static_groups:
         groups = []
         for i in range(0, columns, groupsize):
-            groups.append(group_params(W[:, i:(i + groupsize)], bits, sym))
+            groups.append(gptq_params(W[:, i:(i + groupsize)], bits, sym))
     if actorder:
         perm = torch.argsort(torch.diag(H), descending=True, stable=True)
         W = W[:, perm]
@@ -76,13 +111,13 @@ def gptq(W, H, p):
             if groupsize != -1:
                 if not static_groups:
                     if (i1 + i) % groupsize == 0:
-                        scale, zero = group_params(W[:, (i1 + i):(i1 + i + groupsize)], bits, sym)
+                        scale, zero = gptq_params(W[:, (i1 + i):(i1 + i + groupsize)], bits, sym)
                 else:
                     idx = i1 + i
                     if actorder:
                         idx = perm[idx]
                     scale, zero = groups[idx // groupsize]
-            q = quantize(w.unsqueeze(1), scale, zero, bits, sym).flatten()
+            q = gptq_quantize(w.unsqueeze(1), scale, zero, bits).flatten()
             Q1[:, i] = q
             loss += float(torch.sum((w - q) ** 2 / d ** 2)) / 2
             err1 = (w - q) / d

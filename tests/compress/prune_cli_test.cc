@@ -1,5 +1,5 @@
 // `perpcomp compress` with the shipped pruning recipes on stories260K (converted from the shared
-// llama2.c checkpoint): exact sparsity by CONVENTIONS.md on every block linear of the written model,
+// llama2.c checkpoint): exact sparsity by docs/PRUNING.md on every block linear of the written model,
 // every N:M group with at least N zeros.
 #include <catch2/catch.hpp>
 

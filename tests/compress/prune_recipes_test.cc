@@ -57,3 +57,26 @@ TEST_CASE("prune recipes: bad parameters name the recipe line", "[compress][prun
   CHECK_THROWS_WITH(resolve("name: x\nmethod: wanda\noverrides:\n  - match: 'mlp'\n    params: {pattern: '3:2'}\n"),
                     Contains("'pattern' = '3:2' needs 1 <= N < M"));
 }
+
+// An ignore pattern that matches no linear is an error, as an unmatched override is; the output
+// head is not a plan entry (never compressed), so ignoring it is refused with that reason. Every
+// shipped recipe resolves (none carries such a pattern any more).
+TEST_CASE("recipes: an ignore pattern that matches no linear is an error", "[compress][prune]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  auto model = pc::Model::Load(pc::test::MakeReferenceModel("llama"));
+  auto resolve = [&](const std::string& yaml) {
+    return pc::recipes::ResolvePlan(pc::recipes::ParseRecipeText(yaml, "r.yaml"), *model,
+                                    pc::MethodRegistry::Builtins());
+  };
+  CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - '^lm_head$'\n"),
+                    Contains("r.yaml:4: ignore pattern '^lm_head$' matches no linear of this llama model") &&
+                        Contains("the output head is never compressed"));
+  CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n  - 'mpl\\.up'\n"),
+                    Contains("ignore pattern 'mpl\\.up' matches no linear"));
+  pc::recipes::ResolvedRecipe ok = resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n");
+  CHECK(ok.plan.Compressed() == model->num_layers() * 6);
+  for (const std::string& name : pc::recipes::ListShippedRecipes(pc::recipes::ShippedRecipesDir())) {
+    INFO(name);
+    CHECK_NOTHROW(pc::recipes::ResolvePlan(pc::recipes::LoadRecipe(name), *model, pc::MethodRegistry::Builtins()));
+  }
+}

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "calibration/windows.h"
 #include "metrics/logit_compare.h"
 #include "metrics/measure.h"
@@ -67,4 +69,43 @@ TEST_CASE("per-token NLL, KL and top-1 agreement of hand-made logits", "[metrics
   CHECK(d.kl_mean == Approx(0.25 * std::log(3.0)).epsilon(1e-6));
   CHECK(d.kl_max == Approx(0.5 * std::log(3.0)).epsilon(1e-6));
   CHECK(d.delta_nll == Approx((-std::log(0.25) - std::log(0.5) - (-std::log(0.75) - std::log(0.5))) / 2).epsilon(1e-6));
+}
+
+// Two models whose logits differ by ~1e-4: the true KL is ~1e-9, far below the rounding of
+// float32 log-probabilities (~1e-7 at these logit sizes). Computed in float64 from the float32
+// logits it matches a float64 log-softmax reference to 1e-13 and is never negative.
+TEST_CASE("KL below the float32 floor: float64 per token, never negative", "[metrics]") {
+  const int64_t B = 2, T = 9, V = 5000;
+  at::Generator gen = at::detail::createCPUGenerator(17);
+  at::Tensor x = at::randn({B, T, V}, gen) * 6.0;                 // float32 logits
+  at::Tensor y = x + at::randn({B, T, V}, gen) * 1e-4;            // a very close model
+  at::Tensor tokens = at::randint(0, V, {B, T}, gen, at::kLong);
+  pc::TokenLogitStats s = pc::CompareLogits(x, y, tokens);
+  at::Tensor lx = at::log_softmax(x.narrow(1, 0, T - 1).to(at::kDouble), -1);
+  at::Tensor ly = at::log_softmax(y.narrow(1, 0, T - 1).to(at::kDouble), -1);
+  at::Tensor expected = (lx.exp() * (lx - ly)).sum(-1);  // (B, T-1) float64
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T - 1; ++t) {
+      const double kl = s.kl[b][t].item<double>(), want = expected[b][t].item<double>();
+      INFO("token " << b << "," << t << " kl " << kl << " expected " << want);
+      CHECK(want > 0);
+      CHECK(kl >= 0);
+      CHECK(std::fabs(kl - want) < 1e-13);
+    }
+  }
+  CHECK(expected.mean().item<double>() > 1e-10);  // far below float32's floor of ~1e-7
+  // A model against itself: exactly 0.
+  pc::TokenLogitStats self = pc::CompareLogits(x, x, tokens);
+  CHECK(self.kl.abs().max().item<double>() == 0.0);
+}
+
+// --seq-len 0 (the default): 2048 tokens capped at the context, never the whole 32768-token
+// context of Mistral or Qwen2.
+TEST_CASE("the default evaluation window is 2048 tokens capped at the context", "[metrics]") {
+  CHECK(pc::EvalSeqLen(0, 32768) == 2048);
+  CHECK(pc::EvalSeqLen(0, 131072) == 2048);
+  CHECK(pc::EvalSeqLen(0, 1024) == 1024);
+  CHECK(pc::EvalSeqLen(0, 256) == 256);
+  CHECK(pc::EvalSeqLen(512, 32768) == 512);
+  CHECK(pc::EvalSeqLen(4096, 2048) == 4096);  // an explicit length is kept (the caller warns or refuses)
 }

@@ -89,11 +89,11 @@ TEST_CASE("a model against itself gives exactly zero everywhere, live and from t
   pc::MeasureResult cached = MeasureDirs(dir, dir, windows, PerToken(cache));
   CHECK(cached.cache_hit);
   RequireAllZero(cached);
-  // Sites: every linear, both updates (two frames), block outputs, final norm (if any), logits.
+  // Sites: every linear, both updates (two frames), block outputs, block updates, final norm (if any), logits.
   auto ref = pc::Model::Load(dir);
   size_t linears = 0;
   for (int l = 0; l < ref->num_layers(); ++l) linears += ref->block(l).linears.size();
-  size_t expected = 2 * (linears + ref->num_layers() * (2 * 2 + 1) + (ref->config().has_final_norm ? 1 : 0) + 1);
+  size_t expected = 2 * (linears + ref->num_layers() * (2 * 2 + 1 + 1) + (ref->config().has_final_norm ? 1 : 0) + 1);
   CHECK(live.sites.size() == expected);
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("a linear scaled by c: perp = 0 and par = (c-1)^2 |y|^2 at its local s
     const pc::SiteEntry& s = r.sites[i];
     if (s.kind != ErrorKind::kLocal) continue;
     bool affected = s.layer == layer && (static_cast<int>(i) == e || s.type == SiteType::kMlpUpdate ||
-                                         s.type == SiteType::kBlockOutput);
+                                         s.type == SiteType::kBlockOutput || s.type == SiteType::kBlockUpdate);
     INFO(s.name << " " << pc::FrameName(s.frame));
     if (affected) {
       CHECK(r.aggregates[i].mean_iso > 0);
@@ -178,6 +178,27 @@ TEST_CASE("a linear scaled by c: perp = 0 and par = (c-1)^2 |y|^2 at its local s
       CHECK(r.aggregates[i].mean_iso == 0);
     }
   }
+  // The paper's metric (docs/METRICS.md "The paper's metric"): at the MLP update, local, self frame,
+  // e = (c − 1)·Δ, so ‖e∥‖/‖Δ‖ = c − 1 and ‖e⊥‖/‖Δ‖ = 0 on every token and on each window's last
+  // token; the whole block update carries the same e (the attention is untouched).
+  const int mu = pc::test::EntryOf(r, SiteType::kMlpUpdate, layer, -1, ErrorKind::kLocal, Frame::kSelf);
+  const pc::SiteAggregate& ma = r.aggregates[mu];
+  CHECK(ma.mean_relnorm_par == Approx(c - 1).epsilon(1e-5));
+  CHECK(ma.last_relnorm_par == Approx(c - 1).epsilon(1e-5));
+  CHECK(ma.mean_relnorm_perp < 2e-3);
+  CHECK(ma.last_relnorm_perp < 2e-3);
+  CHECK(ma.mean_relnorm_iso == Approx(c - 1).epsilon(1e-5));
+  CHECK(ma.last_tokens == 3);  // one per window
+  const int bu = pc::test::EntryOf(r, SiteType::kBlockUpdate, layer, -1, ErrorKind::kLocal, Frame::kSelf);
+  CHECK(r.aggregates[bu].last_tokens == 3);
+  for (int64_t t = 0; t < pt.windows * pt.seq_len; ++t) {
+    INFO("token " << t);
+    CHECK(pt.iso[pc::test::TokenIndex(r, bu, t)] ==
+          Approx(pt.iso[pc::test::TokenIndex(r, mu, t)]).epsilon(1e-4).margin(1e-9));
+  }
+  // Block updates of the other layers: no local error.
+  const int bu0 = pc::test::EntryOf(r, SiteType::kBlockUpdate, 0, -1, ErrorKind::kLocal, Frame::kSelf);
+  CHECK(r.aggregates[bu0].mean_relnorm_iso == 0);
   // Accumulated errors: zero before the layer, non-zero from its MLP on.
   CHECK(r.aggregates[pc::test::EntryOf(r, SiteType::kBlockOutput, 0, -1, ErrorKind::kAccumulated, Frame::kSelf)]
             .mean_iso == 0);

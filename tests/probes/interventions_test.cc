@@ -135,12 +135,19 @@ TEST_CASE("perturb: the realised displacement equals delta per token (both kinds
         at::NoGradGuard no_grad;
         model->Forward(tokens, &witness);
         REQUIRE(witness.disp.size() == 4);
-        int64_t moved = 0, skipped = 0;
+        int64_t moved = 0, skipped = 0, too_short = 0;
         for (size_t i = 0; i < witness.disp.size(); ++i) {
-          at::Tensor skip = witness.norm[i] < delta / 2;
-          at::Tensor move = skip.logical_not();
+          // Left alone: ‖h‖ < δ/2 (both kinds), or a magnitude draw that would shrink h by δ ≥ ‖h‖
+          // (reversing it): those have ‖h‖ ≤ δ.
+          const at::Tensor short_ = witness.norm[i] < delta / 2;
+          const at::Tensor move = witness.disp[i] > 0;
+          const at::Tensor skip = move.logical_not();
+          CHECK(short_.logical_and(move).sum().item<int64_t>() == 0);
+          if (kind == PerturbKind::kDirection) CHECK(skip.equal(short_));
+          CHECK(skip.logical_and(witness.norm[i] > delta).sum().item<int64_t>() == 0);
           moved += move.sum().item<int64_t>();
           skipped += skip.sum().item<int64_t>();
+          too_short += short_.sum().item<int64_t>();
           if (move.any().item<bool>()) {
             CHECK(((witness.disp[i] - delta).abs() / delta).masked_select(move).max().item<double>() < 1e-4);
           }
@@ -149,6 +156,10 @@ TEST_CASE("perturb: the realised displacement equals delta per token (both kinds
         CHECK(moved > 0);
         CHECK(hooks.displacement().tokens == moved);
         CHECK(hooks.displacement().skipped == skipped);
+        CHECK(hooks.displacement().skipped_reversing == skipped - too_short);
+        int64_t by_layer = 0;
+        for (const auto& [layer, n] : hooks.displacement().skipped_by_layer) by_layer += n.first;
+        CHECK(by_layer == skipped);
         CHECK(hooks.displacement().max_rel_error < 1e-4);
         if (kind == PerturbKind::kDirection) CHECK(hooks.displacement().max_norm_rel_change < 1e-4);
       }

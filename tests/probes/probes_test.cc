@@ -102,7 +102,15 @@ TEST_CASE("L2-matched perturbation moves every token by exactly delta", "[probes
       PerturbedStates p = PerturbStates(h, kind, delta, gen);
       at::Tensor norm = h.norm(2, {-1});
       at::Tensor moved = p.skipped.logical_not();
-      CHECK(p.skipped.equal(norm < delta / 2));
+      if (kind == PerturbKind::kDirection) {
+        CHECK(p.skipped.equal(norm < delta / 2));
+        CHECK(p.reversing.sum().item<int64_t>() == 0);
+      } else {
+        // Skipped: too short, or drawn shrinking by δ ≥ ‖h‖ (which would reverse h), counted apart.
+        CHECK(p.skipped.equal((norm < delta / 2).logical_or(p.reversing)));
+        CHECK(p.reversing.logical_and(norm > delta).sum().item<int64_t>() == 0);
+        if (delta == 20.0) CHECK(p.reversing.sum().item<int64_t>() > 10);  // norms in [10, 20]: about half shrink
+      }
       at::Tensor disp = (p.h - h).norm(2, {-1});
       CHECK(((disp - delta).abs() / delta).masked_select(moved).max().item<double>() < 1e-12);
       CHECK(disp.masked_select(p.skipped).abs().max().item<double>() == 0);  // skipped tokens untouched (both kinds)
@@ -110,12 +118,11 @@ TEST_CASE("L2-matched perturbation moves every token by exactly delta", "[probes
       if (kind == PerturbKind::kDirection) {
         CHECK(((new_norm - norm).abs() / norm).masked_select(moved).max().item<double>() < 1e-12);  // norm kept
       } else {
-        // Direction kept: h' is a multiple of h, ‖h'‖ = |‖h‖ ± δ|.
+        // Direction kept on every perturbed token: h' is a positive multiple of h, ‖h'‖ = ‖h‖ ± δ.
         at::Tensor cos = (p.h * h).sum(-1) / (new_norm * norm);
         at::Tensor dn = (new_norm - norm).abs();
-        at::Tensor ok = moved.logical_and(norm > delta);
-        CHECK((cos.masked_select(ok) - 1).abs().max().item<double>() < 1e-12);
-        CHECK(((dn - delta).abs() / delta).masked_select(ok).max().item<double>() < 1e-10);
+        CHECK((cos.masked_select(moved) - 1).abs().max().item<double>() < 1e-12);
+        CHECK(((dn - delta).abs() / delta).masked_select(moved).max().item<double>() < 1e-10);
       }
     }
   }

@@ -163,7 +163,7 @@ TEST_CASE("sweep: schema errors name file:line and what was expected", "[recipes
   CHECK_THROWS_WITH(S("[1]\n"), w + ":1:1: a sweep must be a mapping (key: value lines), got a list");
   CHECK_THROWS_WITH(S("runs: []\n"), w + ":1: the sweep is missing required key 'name'");
   CHECK_THROWS_WITH(S("name: s\ngrid: []\n"), w + ":2: unknown key 'grid' in a sweep (did you mean 'grids'? allowed "
-                                                  "keys: name, description, recipes_dir, runs, grids)");
+                                                  "keys: name, description, recipes_dir, runs, grids, primary)");
   CHECK_THROWS_WITH(S("name: s\nruns:\n  - recipes: x\n"),
                     Contains(w + ":3: unknown key 'recipes' in a runs entry (did you mean 'recipe'?"));
   CHECK_THROWS_WITH(S("name: s\nruns:\n  - name: x\n"), w + ":3: a runs entry is missing required key 'recipe'");
@@ -197,4 +197,16 @@ TEST_CASE("sweep: list-valued params and grids too large to run", "[recipes]") {
   CHECK_THROWS_WITH(X("name: s\ngrids:\n  - method: m\n    params:\n" + axes),
                     Where() + ":3: the grid expands to more than 10000 runs");
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+}
+
+TEST_CASE("sweep: primary comparisons are declared as [perp, iso] pairs", "[recipes]") {
+  pc::recipes::SweepSpec s = S(
+      "name: p\nprimary:\n  - [perp.ratio.block_output.accumulated.mean, iso.ratio.block_output.accumulated.mean]\n"
+      "runs:\n  - recipe: rtn-w4g128\n");
+  REQUIRE(s.primary.size() == 1);
+  CHECK(s.primary[0].first == "perp.ratio.block_output.accumulated.mean");
+  CHECK(s.primary[0].second == "iso.ratio.block_output.accumulated.mean");
+  CHECK(S("name: p\nruns:\n  - recipe: rtn-w4g128\n").primary.empty());
+  CHECK_THROWS_WITH(S("name: p\nprimary:\n  - [a, b, c]\nruns:\n  - recipe: rtn-w4g128\n"),
+                    Contains("an entry of 'primary' is [perp predictor, iso predictor], got 3 names"));
 }

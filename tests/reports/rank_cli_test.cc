@@ -68,9 +68,9 @@ TEST_CASE("perpcomp rank writes the report and prints the headline", "[reports][
       pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(out) + kQuick + " --seed 5 --threads 1");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("perpcomp rank: 12 runs of sweep 'fixture-sweep'; families: quantization 6, pruning 6") &&
+  CHECK_THAT(r.out, Contains("perpcomp rank: 12 runs of sweep 'fixture-sweep'; families: rtn 3, awq 3, magnitude 3, wanda 3") &&
                         Contains("bootstrap 200 resamples, seed 5") && Contains("best predictor: ") &&
-                        Contains("mean over layers: ρ(perp) − ρ(iso) = ") &&
+                        Contains("ratio.block_output.accumulated.mean: ρ(perp) − ρ(iso) = ") &&
                         Contains("report: " + out + "/report.html"));
   for (const char* name :
        {"report.html", "report.md", "ranking.csv", "correlations.csv", "differences.csv", "conventions.csv"}) {

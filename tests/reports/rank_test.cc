@@ -130,8 +130,12 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
                          (p.frame.empty() ? "" : "." + p.frame) + (p.aggregate.empty() ? "" : "." + p.aggregate);
     CHECK(p.name == expect);
   }
-  // 7 self-frame contexts × 14 forms × 3 aggregates + 4 incoming × 12 × 3 + 4 single-valued sites × 14 + 3 weight.
-  CHECK(all.size() == 7 * 14 * 3 + 4 * 12 * 3 + 4 * 14 + 3);
+  // 9 self-frame contexts (block_update included) × 20 forms × 3 aggregates + 4 incoming × 18 × 3 + 4
+  // single-valued sites × 20 + 3 weight; 20 forms = iso, par, perp × 5 (mean, mean_rel, ratio,
+  // mean_relnorm, last_relnorm) + p × 3 + cos + norm_ratio.
+  CHECK(all.size() == 9 * 20 * 3 + 4 * 18 * 3 + 4 * 20 + 3);
+  CHECK(pc::reports::FindPredictor("perp.last_relnorm.block_update.local.self.mean") != nullptr);
+  CHECK(pc::reports::FindPredictor("p.last_relnorm.attn_update.local.self.mean") == nullptr);  // p is a norm ratio
   for (const std::string& m : pc::reports::MainPredictorNames()) CHECK(pc::reports::FindPredictor(m) != nullptr);
   CHECK(pc::reports::FindPredictor("cos.mean.block_output.accumulated.min") != nullptr);
   CHECK(pc::reports::FindPredictor("cos.mean.block_output.accumulated.max") == nullptr);
@@ -141,7 +145,7 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
   auto sel = pc::reports::SelectPredictors(all, "perp.ratio.*.mean, iso.ratio.block_output.*");
   for (const PredictorInfo& p : sel)
     CHECK((pc::StartsWith(p.name, "perp.ratio.") || pc::StartsWith(p.name, "iso.ratio.block_output.")));
-  CHECK(sel.size() == 11 + 6);
+  CHECK(sel.size() == 13 + 6);
   auto excl = pc::reports::SelectPredictors(all, "!*.local*,!weight.*");
   for (const PredictorInfo& p : excl) CHECK(p.name.find(".local") == std::string::npos);
   CHECK_THROWS_WITH(pc::reports::SelectPredictors(all, "perp.nothing.*"),
@@ -208,9 +212,18 @@ TEST_CASE("rank: predictors a run lacks are left out with a note", "[reports][ra
   f.weights = false;
   const pc::reports::SweepResults s = pc::reports::ReadSweepResults(WriteFixture(f));
   const auto m = pc::reports::ExtractPredictors(s, pc::reports::PredictorCatalogue());
-  CHECK(m.predictors.size() == pc::reports::PredictorCatalogue().size() - 2 * 14 - 3);
-  REQUIRE(m.left_out.size() == 2 * 14 + 3);
-  CHECK_THAT(m.left_out.front(), Contains("final_norm") && Contains("has no rows for site final_norm"));
+  // Left out: the final norm's predictors, the weights', and the block update's (the fixture has
+  // no block_update rows, as results from before that site).
+  size_t absent = 0;
+  for (const auto& p : pc::reports::PredictorCatalogue()) {
+    absent += p.site == "final_norm" || p.site == "weights" || p.site == "block_update" ? 1 : 0;
+  }
+  CHECK(m.predictors.size() == pc::reports::PredictorCatalogue().size() - absent);
+  REQUIRE(m.left_out.size() == absent);
+  CHECK_THAT(m.left_out.front(), Contains("block_update") && Contains("has no rows for site block_update"));
+  bool final_norm_noted = false;
+  for (const auto& note : m.left_out) final_norm_noted = final_norm_noted || note.find("has no rows for site final_norm") != std::string::npos;
+  CHECK(final_norm_noted);
   CHECK_THAT(m.left_out.back(), Contains("weight.rel_fro.max: run 'rtn-0' has no weights table"));
 }
 
@@ -244,9 +257,13 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   CHECK(d.perp == "perp.ratio.block_output.accumulated.mean");
   REQUIRE(d.all.has_interval());
   CHECK(*d.all.lo > 0);  // ΔNLL is 4 × perp with 15% noise; par varies independently
-  CHECK(d.by_family.size() == 2);
-  CHECK(d.by_family[0].family == "quantization");
-  CHECK(d.by_family[0].remaining == 8);
+  // Leave one *method* family out (rtn, awq, magnitude, wanda), not quantization / pruning.
+  REQUIRE(d.by_family.size() == 4);
+  CHECK(d.by_family[0].family == "rtn");
+  CHECK(d.by_family[1].family == "awq");
+  CHECK(d.by_family[3].family == "wanda");
+  CHECK(d.by_family[0].remaining == 12);
+  CHECK(a.families == std::vector<std::string>{"rtn", "awq", "magnitude", "wanda"});
   REQUIRE(a.best.has_value());
   const PredictorInfo& best = a.predictors.predictors[*a.best];
   CHECK(best.quantity == "perp");
@@ -261,12 +278,28 @@ TEST_CASE("rank: the analysis finds that perp predicts better than iso in the sy
   CHECK(*a.Cell(a.outcome, cos).at(pc::reports::Coefficient::kSpearman).estimate.value < 0);
   CHECK(*a.Strength(a.outcome, cos) > 0);
   REQUIRE(a.main_left_out.size() == a.main.size());
-  CHECK(a.main_left_out[0].size() == 2);
+  CHECK(a.main_left_out[0].size() == 4);  // the four method families of the fixture
 
   const std::string h = pc::reports::Headline(s, a);
-  CHECK_THAT(h, Contains("16 runs of sweep 'fixture-sweep'") && Contains("best predictor: perp.") &&
-                    Contains("mean over layers: ρ(perp) − ρ(iso) = ") &&
-                    Contains("the interval excludes 0: perp predicts delta_nll better than iso in this sweep"));
+  CHECK_THAT(h, Contains("16 runs of sweep 'fixture-sweep'") && Contains("exploratory — best predictor: perp.") &&
+                    Contains("primary comparisons, declared before looking") &&
+                    Contains("ratio.block_output.accumulated.mean: ρ(perp) − ρ(iso) = ") &&
+                    Contains("the interval excludes 0: perp predicts delta_nll better than iso in this sweep") &&
+                    Contains("held-out check: chosen on a random half of 8 runs"));
+  // The primary comparisons come first, the best of many after them, marked exploratory.
+  CHECK(h.find("primary comparisons") < h.find("exploratory"));
+  // The split-half check: every split chose a predictor and measured it on the other half.
+  CHECK(a.held_out.detail.empty());
+  CHECK(a.held_out.held_out.size() == a.held_out.splits);
+  CHECK(a.held_out.q10 <= a.held_out.median);
+  CHECK(a.held_out.median <= a.held_out.q90);
+  CHECK(a.held_out.median <= a.held_out.in_sample_median + 1e-12);  // the chosen half flatters it
+  // Declared primary comparisons replace the defaults.
+  pc::reports::RankOptions declared = o;
+  declared.primary = {{"perp.ratio.block_output.accumulated.final", "iso.ratio.block_output.accumulated.final"}};
+  const pc::reports::RankingAnalysis ad = pc::reports::AnalyzeSweep(s, declared);
+  CHECK(ad.main_differences == 1);
+  CHECK(ad.differences[0].perp == "perp.ratio.block_output.accumulated.final");
 
   // A seed reproduces every number; another seed changes the intervals.
   const pc::reports::RankingAnalysis again = pc::reports::AnalyzeSweep(s, o);
@@ -293,7 +326,9 @@ TEST_CASE("rank: one run gives the ranking and 'insufficient' everywhere else", 
              Contains("best predictor: none — 1 run with delta_nll; a correlation needs at least 5 "
                       "runs (insufficient)"));
   const pc::reports::RankReport r = pc::reports::BuildRankReport(s, a, {"perpcomp rank x", "perpcomp test"});
-  CHECK(r.html_figures == 3 /*histograms*/ + 1 /*bars*/ + 9 /*scatter*/ + 1 /*profile*/);
+  // Histograms: the primary pairs present (3 at the block outputs, the paper-frame attention and MLP
+  // updates; the fixture has no block_update rows).
+  CHECK(r.html_figures == 5 /*histograms*/ + 1 /*bars*/ + 9 /*scatter*/ + 1 /*profile*/);
 }
 
 TEST_CASE("rank: the report's files, tables and figures", "[reports][rank]") {
@@ -372,4 +407,13 @@ TEST_CASE("rank: the first differing convention is named by its path", "[reports
         "'pairs[0].sha256': \"x\" vs \"y\"");
   CHECK(FirstConventionDifference(R"({"a":1})", R"({"a":1,"b":2})") == "'b': absent vs 2");
   CHECK(FirstConventionDifference("not json", "also not") == "the conventions texts differ");
+}
+
+TEST_CASE("rank: method families for leave-one-family-out", "[reports][rank]") {
+  using pc::reports::MethodFamily;
+  for (const char* m : {"rtn", "awq", "perp-awq", "gptq", "magnitude", "wanda", "wanda-perp"}) CHECK(MethodFamily(m, "") == m);
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5})") == "sparsegpt");
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 0})") == "sparsegpt");
+  CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 4})") == "joint");
+  CHECK(MethodFamily("gptq", R"({"bits": 4})") == "gptq");
 }

@@ -84,6 +84,8 @@ std::map<std::string, double> RowValues(const SweepFixture& f, size_t run_index,
     v[std::string("p50_rel_") + q] = m * 0.7;
     v[std::string("p90_rel_") + q] = m * 1.8;
     v[std::string("p99_rel_") + q] = m * 3.0;
+    v[std::string("mean_relnorm_") + q] = std::sqrt(m);  // the paper's norm forms
+    v[std::string("last_relnorm_") + q] = std::sqrt(m) * 1.1;
   }
   return v;
 }
@@ -92,7 +94,9 @@ const char* const kFloatColumns[] = {"mean_rel_iso", "mean_rel_par", "mean_rel_p
                                      "ratio_par",    "ratio_perp",   "ratio_p",       "mean_iso",    "mean_par",
                                      "mean_perp",    "mean_p",       "mean_ref_sq",   "mean_cos",    "mean_norm_ratio",
                                      "p50_rel_iso",  "p90_rel_iso",  "p99_rel_iso",   "p50_rel_par", "p90_rel_par",
-                                     "p99_rel_par",  "p50_rel_perp", "p90_rel_perp",  "p99_rel_perp"};
+                                     "p99_rel_par",  "p50_rel_perp", "p90_rel_perp",  "p99_rel_perp",
+                                     "mean_relnorm_iso", "mean_relnorm_par", "mean_relnorm_perp",
+                                     "last_relnorm_iso", "last_relnorm_par", "last_relnorm_perp"};
 
 void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) {
   const std::vector<FixtureSiteRow> rows = SiteRows(f);

@@ -225,3 +225,62 @@ TEST_CASE("sweep: three runs end to end, the results layout, resume skips finish
   CHECK(refuse.exit_code == 1);
   CHECK_THAT(refuse.err, Contains("--out: refusing to replace") && Contains("is not an HDF5 file"));
 }
+
+// The dry run prints the calibration the run will use (calibration/calib_set.h ResolveCalib, the
+// resolver BuildCalibSet records with): self:8 is 8 self-sampled windows, not the recipe's
+// "128 samples x 512 tokens, random windowing".
+TEST_CASE("compress --dry-run shows the calibration that will actually run", "[sweep]") {
+  pc::test::SweepFixture f = pc::test::MakeSweepFixture("compress-dry-run");
+  auto r = RunPerpcomp("compress --model " + Q(f.model) + " --recipe gptq-w4g128 --calib self:8 --dry-run");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("calibration: self:8, 8 self-sampled windows x "));
+  CHECK_THAT(r.out, !Contains("128 samples"));
+  CHECK_THAT(r.out, !Contains("random windowing"));
+  auto t = RunPerpcomp("compress --model " + Q(f.model) + " --recipe gptq-w4g128 --calib " + Q(f.text) +
+                       " --calib-samples 5 --dry-run");
+  INFO(t.out << t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK_THAT(t.out, Contains(", 5 samples x "));
+  CHECK_THAT(t.out, Contains("random windowing"));
+}
+
+// A run that throws inside a sweep (here an injected failure of the second run's measurement)
+// is recorded as failed in its run file with the message, the sweep goes on with the third
+// run, the summary and `rank` report it, a resume does not retry it, --retry-failed does.
+TEST_CASE("sweep: a failing run is recorded, the sweep goes on, and it is retried only on request", "[sweep]") {
+  pc::test::SweepFixture f = pc::test::MakeSweepFixture("sweep-failed-run");
+  const std::string sweep = pc::test::ThreeRunSweep(f.dir);
+  const std::string out = f.dir + "/r.h5", work = f.dir + "/r.work";
+  const std::string bin = Q(pc::test::PerpcompBin());
+  auto r = pc::test::Run("PERPCOMP_TEST_CRASH=awq-w4g32:measure:throw " + bin + " sweep " + f.Args(sweep, out));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, Contains("awq-w4g32") && Contains("FAILED: injected failure of run 'awq-w4g32' at measure"));
+  CHECK_THAT(r.out, Contains("1 run(s) failed (1 now, 0 earlier"));
+  CHECK(pc::test::ResultRuns(out) == std::vector<std::string>{"rtn-w4g32", "wanda-50"});  // the third run ran
+  {
+    pc::store::File run = pc::store::File::OpenRead(work + "/runs/1-awq-w4g32.h5");
+    const pc::store::Group g = run.root().OpenGroup("runs/awq-w4g32");
+    CHECK(g.GetAttr<std::string>("status") == "failed");
+    CHECK_THAT(g.GetAttr<std::string>("error"), Contains("injected failure"));
+    pc::store::File res = pc::store::File::OpenRead(out);
+    CHECK_THAT(res.root().GetAttr<std::string>("failed_runs"), Contains("awq-w4g32"));
+  }
+  auto rank = RunPerpcomp("rank " + Q(out) + " --out " + Q(f.dir + "/rank") + " --bootstrap 50");
+  INFO(rank.out << rank.err);
+  CHECK_THAT(rank.out, Contains("1 run failed and is not ranked: awq-w4g32 (injected failure"));
+  // Resumed without the fault: the failed run is reported, not retried.
+  auto again = RunPerpcomp("sweep " + f.Args(sweep, out));
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 3);
+  CHECK_THAT(again.out, Contains("1 run(s) failed (0 now, 1 earlier"));
+  CHECK(pc::test::ResultRuns(out).size() == 2);
+  // --retry-failed runs it.
+  auto retry = RunPerpcomp("sweep " + f.Args(sweep, out) + " --retry-failed");
+  INFO(retry.out << retry.err);
+  CHECK(retry.exit_code == 0);
+  CHECK(pc::test::ResultRuns(out) == std::vector<std::string>{"rtn-w4g32", "awq-w4g32", "wanda-50"});
+  pc::store::File res = pc::store::File::OpenRead(out);
+  CHECK(!res.root().HasAttr("failed_runs"));
+}

@@ -1,4 +1,4 @@
-// Crash safety and sharding of `perpcomp sweep` (CONVENTIONS.md "HDF5", docs/SWEEPS.md):
+// Crash safety and sharding of `perpcomp sweep` (docs/HDF5.md, docs/SWEEPS.md):
 // the second run of a three-run sweep is killed (SIGKILL) during compress, during measure,
 // with its run file half-written and with the results file half-rebuilt; a rerun completes,
 // leaves the first run's file byte-identical and gives the same results as an uninterrupted

@@ -16,7 +16,7 @@ struct TokenizerVector {
   std::vector<int32_t> ids;
 };
 
-// vectors.inp / vectors.out of a folder under ../shared/data/tokenizers (CONVENTIONS.md format).
+// vectors.inp / vectors.out of a folder under ../shared/data/tokenizers (../shared/data/tokenizers/README.md format).
 std::vector<TokenizerVector> ReadTokenizerVectors(const std::string& folder);
 // Writes bytes to a file (test fixtures).
 void WriteFileBytes(const std::string& path, const std::string& bytes);

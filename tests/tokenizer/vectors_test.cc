@@ -1,4 +1,4 @@
-// Reference tokenizations produced by Hugging Face tokenizers (CONVENTIONS.md "Paths and data").
+// Reference tokenizations produced by Hugging Face tokenizers (README.md).
 #include <catch2/catch.hpp>
 
 #include "core/fs.h"

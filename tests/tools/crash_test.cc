@@ -1,4 +1,4 @@
-// Crash safety of `perpcomp compress` and `sweep` (CONVENTIONS.md "Recipes and outputs",
+// Crash safety of `perpcomp compress` and `sweep` (docs/RELIABILITY.md,
 // docs/RELIABILITY.md): SIGKILL at several points leaves an earlier output beside it
 // byte-identical and nothing under the final name, and a rerun gives the weights of an
 // uninterrupted run; a write that fails (file-size limit, as on a full disk) ends with a clear
