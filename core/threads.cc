@@ -3,17 +3,16 @@
 #include <ATen/Parallel.h>
 #include <omp.h>
 
-#include <thread>
+#include <algorithm>
+
+#include "core/cores.h"
 
 namespace pc {
 
-int DefaultThreads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
+int DefaultThreads() { return AvailableCores(); }
 
 void SetThreads(int n) {
-  if (n <= 0) n = DefaultThreads();
+  n = n <= 0 ? DefaultThreads() : std::min(n, AvailableCores());  // the CLI has warned (CheckedThreads)
   at::set_num_threads(n);
   omp_set_num_threads(n);
 }
