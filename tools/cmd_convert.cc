@@ -28,7 +28,8 @@ int RunConvert(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(from == "llama2c", "--from '", from, "' is not supported (supported: llama2c)");
-  fs::CheckOutputPath(out, overwrite, "--out");
+  fs::CheckOutputPath(out, overwrite, "--out", fs::OutputKind::kFolder);
+  fs::CheckNotAnInput(out, "--out", {{"--weights", weights}, {"--tokenizer", tokenizer}});
   auto model = ConvertLlama2c(weights);
   auto tok = TokenizerFromLlama2c(tokenizer, static_cast<int32_t>(model->config().vocab_size));
   PC_CHECK(tok->vocab_size() == model->config().vocab_size, "--tokenizer '", tokenizer, "' has ", tok->vocab_size(),

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -59,6 +61,21 @@ TEST_CASE("safetensors: a valid file round-trips through the writer", "[model][s
   CHECK(ck->LoadRaw("b").equal(b));
   CHECK(ck->Load("b", at::kFloat).equal(b.to(at::kFloat)));
   CHECK_THROWS_WITH(ck->LoadRaw("c"), Contains("missing tensor 'c'"));
+}
+
+TEST_CASE("safetensors: a value that is not finite in the stored dtype is refused with the tensor's name",
+          "[model][safetensors][reliability]") {
+  // issue 19 item 9: AWQ on an f16 checkpoint wrote +inf (a float32 value beyond F16's 65504) with exit 0.
+  std::string dir = pc::test::TempDir("st-inf");
+  pc::SafetensorsWriter w(dir, {{"ok", pc::StDType::kF16, {2}}, {"big", pc::StDType::kF16, {3}},
+                                {"nan", pc::StDType::kF32, {2}}},
+                          pc::kDefaultMaxShardBytes);
+  w.Write("ok", at::tensor({1.0f, 65504.0f}));
+  CHECK_THROWS_WITH(w.Write("big", at::tensor({1.0f, 7.0e4f, -2.0f})),
+                    Contains("cannot write tensor 'big'") && Contains("1 of its values are not finite in F16") &&
+                        Contains("flat index 1, is inf, from the finite 70000 in Float, beyond the dtype's range"));
+  CHECK_THROWS_WITH(w.Write("nan", at::tensor({NAN, 1.0f})),
+                    Contains("cannot write tensor 'nan'") && Contains("already before the conversion"));
 }
 
 TEST_CASE("safetensors: every malformed header is refused with its reason", "[model][safetensors]") {
