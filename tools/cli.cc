@@ -5,6 +5,7 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/blas.h"
 #include "core/cores.h"
 #include "core/threads.h"
 #include "recipes/compress_run.h"
@@ -34,6 +35,7 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
     log::SetLevel(common->quiet ? log::Level::kWarn : common->verbose ? log::Level::kVerbose : log::Level::kInfo);
     common->threads = CheckedThreads(common->threads);
     SetThreads(common->threads);
+    PrepareBlas(common->threads);  // an address-space limit too small for the BLAS fails here, not in a spin
   }
   return true;
 }

@@ -126,9 +126,27 @@ std::string BrokenModel(const std::function<void(nlohmann::json&, std::map<std::
   pc::fs::WriteFileAtomic(dir + "/config.json", config.dump());
   std::vector<pc::SafetensorsWriter::Entry> entries;
   for (auto& [n, t] : tensors) entries.push_back({n, pc::FromScalarType(t.scalar_type()), t.sizes().vec()});
-  pc::SafetensorsWriter w(dir, entries, pc::kDefaultMaxShardBytes);
-  for (auto& [n, t] : tensors) w.Write(n, t);
-  w.Finish();
+  // The writer refuses non-finite values (an output must load), so a float32 NaN or Inf is
+  // written as a sentinel and patched into the file's bytes afterwards.
+  constexpr float kSentinel = 12345.5f;
+  float non_finite = 0;
+  for (auto& [n, t] : tensors) {
+    if (t.scalar_type() != at::kFloat || at::isfinite(t).all().item<bool>()) continue;
+    non_finite = t.masked_select(at::isfinite(t).logical_not())[0].item<float>();
+    t = at::where(at::isfinite(t), t, at::full_like(t, kSentinel));
+  }
+  {
+    pc::SafetensorsWriter w(dir, entries, pc::kDefaultMaxShardBytes);
+    for (auto& [n, t] : tensors) w.Write(n, t);
+    w.Finish();
+  }
+  if (non_finite != 0) {
+    const std::string path = dir + "/model.safetensors";
+    std::string bytes = pc::fs::ReadFile(path);
+    const std::string from(reinterpret_cast<const char*>(&kSentinel), 4), to(reinterpret_cast<const char*>(&non_finite), 4);
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 4)) bytes.replace(at, 4, to);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  }
   return dir;
 }
 

@@ -411,3 +411,23 @@ TEST_CASE("an N:M pattern wider than a layer, config.json bias flags against the
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.err, Contains("run past the model's context of " + std::to_string(context)));
 }
+
+// ---- item 6: an address-space limit too small for OpenBLAS's buffers is an error, not a spin ----
+
+TEST_CASE("under ulimit -v, compress ends with an out-of-memory error instead of spinning in OpenBLAS",
+          "[tools][reliability]") {
+  auto f = pc::test::MakeSweepFixture("ulimit-v");
+  // 1 GB: the shared libraries and OpenBLAS's own start take about 700 MB of it, so the buffers of
+  // 2 more threads do not fit; OpenBLAS would retry their allocation forever (the timeout's 124).
+  // (At 700 MB OpenBLAS already spins in its library constructor, before main: docs/RELIABILITY.md.)
+  RunResult r = pc::test::Run("ulimit -v 1000000; exec timeout 120 " + Q(pc::test::PerpcompBin()) + " compress --model " +
+                              Q(f.model) + " --recipe rtn-w4g128 --calib " + Q(f.text) + " --threads 2 --out " +
+                              Q(f.dir + "/out"));
+  INFO(r.err);
+  PC_SKIP_IF(r.err.find("error while loading shared libraries") != std::string::npos,
+             "perpcomp's libraries alone exceed 1 GB of address space here");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("out of memory at startup: the address-space limit (ulimit -v) of") &&
+                        Contains("OpenBLAS takes 128 MiB per thread"));
+  CHECK_FALSE(pc::fs::Exists(f.dir + "/out"));
+}
