@@ -28,6 +28,29 @@ int Plan::Compressed() const {
 
 int64_t DefaultMicroBatch(const Model& model, int64_t seq_len) { return DefaultMicroBatch(model.config(), seq_len); }
 
+namespace {
+
+// A forward that overflows gives NaN or Inf, and every later block and statistic inherits it (the
+// methods then log NaN, then 0): stop at the first block whose outputs are not finite, naming it.
+void CheckFiniteActivations(const at::Tensor& y, const Block& block, int layer) {
+  const at::Tensor bad = at::isfinite(y).logical_not();
+  const int64_t n = bad.sum().item<int64_t>();
+  if (n == 0) return;
+  std::string name = Str("block ", layer);
+  if (!block.linears.empty()) {  // "model.layers.3.self_attn.q_proj" -> "model.layers.3"
+    const std::string& lin = block.linears.front().name;
+    const std::string key = Str(".", layer, ".");
+    const size_t at = lin.find(key);
+    if (at != std::string::npos) name = Str(name, " ('", lin.substr(0, at + key.size() - 1), "')");
+  }
+  PC_THROW("compress: the outputs of ", name, " are not finite on the calibration windows (", n, " of ", y.numel(),
+           " values are NaN or Inf in ", c10::toString(y.scalar_type()),
+           "): the model's forward overflows there; nothing was written (check the checkpoint's weights, or compute "
+           "in float32)");
+}
+
+}  // namespace
+
 at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch, ForwardHooks* hooks,
                            at::Tensor out) {
   const int64_t N = x.size(0), L = x.size(1);
@@ -226,7 +249,10 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
       }
     }
     at::Tensor y_orig;  // (N, L, d) the original block's outputs, when those feed the next block
-    if (!plan.propagate_compressed || todo.empty()) y_orig = RunBlockBatched(model, layer, x, mb);
+    if (!plan.propagate_compressed || todo.empty()) {
+      y_orig = RunBlockBatched(model, layer, x, mb);
+      CheckFiniteActivations(y_orig, block, layer);  // before any compression work on this block
+    }
     if (!todo.empty()) {
       // The log compares every compressed linear with the original on the logging windows: the
       // original inputs, and the weights as they were before any transform.
@@ -326,6 +352,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
     if (!y_orig.defined()) {  // the compressed block's outputs replace its inputs, window by window
       next = RunBlockBatched(model, layer, x, mb, nullptr, x);
     }
+    if (!y_orig.defined()) CheckFiniteActivations(next, block, layer);
     if (options.on_block_done) options.on_block_done(layer);
     if (model.HasCheckpoint()) model.UnloadBlock(layer);
     x = next;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,9 +36,47 @@ int64_t FileSize(const std::string& path) {
   return static_cast<int64_t>(size);
 }
 
+namespace {
+
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a plain file";
+}
+
+std::string Prefix(const std::string& what) { return what.empty() ? std::string() : what + " "; }
+
+}  // namespace
+
+int OpenForRead(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  PC_CHECK(fd >= 0, "cannot read ", Prefix(what), "'", path, "': ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    PC_THROW("cannot read ", Prefix(what), "'", path, "': ", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    PC_THROW(Prefix(what), "'", path, "' is ", FileKind(st.st_mode), ", expected a regular file");
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+void CheckRegularFile(const std::string& path, const std::string& what) {
+  struct stat st;
+  PC_CHECK(::stat(path.c_str(), &st) == 0, "cannot read ", Prefix(what), "'", path, "': ", std::strerror(errno));
+  PC_CHECK(S_ISREG(st.st_mode), Prefix(what), "'", path, "' is ", FileKind(st.st_mode), ", expected a regular file");
+}
+
 std::string ReadFile(const std::string& path) {
-  PC_CHECK(!IsDirectory(path), "cannot read '", path, "': it is a folder, expected a file");
-  FILE* f = std::fopen(path.c_str(), "rb");
+  FILE* f = ::fdopen(OpenForRead(path), "rb");
   PC_CHECK(f != nullptr, "cannot read '", path, "': ", std::strerror(errno));
   std::string out;
   char buf[1 << 16];
@@ -82,6 +121,32 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   }
 }
 
+void WriteWholeFile(const std::string& path, const void* data, size_t size, const std::string& display) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  PC_CHECK(fd >= 0, "cannot write '", display, "': cannot create '", path, "': ", std::strerror(errno));
+  const char* p = static_cast<const char*>(data);
+  size_t left = size;
+  int err = 0;
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0) return;
+  std::remove(path.c_str());
+  const char* what = err == ENOSPC ? "no space left writing" : err == EFBIG ? "file size limit reached writing"
+                                                                           : "cannot write";
+  PC_THROW(what, " '", display, "' (", size, " bytes): ", std::strerror(err), "; nothing was changed at '", display,
+           "' and the temporary file was removed");
+}
+
 void RemoveAll(const std::string& path) {
   std::error_code ec;
   stdfs::remove_all(path, ec);
@@ -121,11 +186,24 @@ bool IsInside(const std::string& dir, const std::string& path) {
   return t != target.end();  // strictly inside
 }
 
-void CheckOutputPath(const std::string& path, bool overwrite, const std::string& what) {
+namespace {
+
+const char* KindName(OutputKind kind) { return kind == OutputKind::kFolder ? "a folder" : "a file"; }
+
+// The kind of an existing path (symlinks followed; a dangling link counts as a file).
+OutputKind ExistingKind(const std::string& path) { return IsDirectory(path) ? OutputKind::kFolder : OutputKind::kFile; }
+
+}  // namespace
+
+void CheckOutputPath(const std::string& path, bool overwrite, const std::string& what, OutputKind kind) {
   PC_CHECK(!path.empty(), what, " is empty: expected a path");
   if (Exists(path) && !overwrite) {
     PC_THROW(what, " '", path, "' already exists; pass --overwrite to replace it (the new one is written beside it ",
              "and swapped in when complete)");
+  }
+  if (Exists(path) && kind != OutputKind::kAny && ExistingKind(path) != kind) {
+    PC_THROW(what, " '", path, "' is ", KindName(ExistingKind(path)), ", but this output is ", KindName(kind),
+             "; --overwrite replaces only an output of the same kind: choose another path or remove it yourself");
   }
   std::string parent = Parent(path);
   if (!Exists(parent)) {
@@ -137,13 +215,38 @@ void CheckOutputPath(const std::string& path, bool overwrite, const std::string&
   PC_CHECK(::access(parent.c_str(), W_OK) == 0, what, " '", path, "': folder '", parent, "' is not writable");
 }
 
+void CheckNotAnInput(const std::string& output, const std::string& what,
+                     const std::vector<std::pair<std::string, std::string>>& inputs) {
+  if (output.empty()) return;
+  std::error_code ec;
+  const stdfs::path out = stdfs::weakly_canonical(stdfs::absolute(output, ec), ec);
+  struct stat out_st;
+  const bool out_exists = ::stat(output.c_str(), &out_st) == 0;
+  for (const auto& [option, input] : inputs) {
+    if (input.empty() || !Exists(input)) continue;
+    const stdfs::path in = stdfs::weakly_canonical(stdfs::absolute(input, ec), ec);
+    struct stat in_st;
+    const bool same_inode = out_exists && ::stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+                            in_st.st_ino == out_st.st_ino;
+    PC_CHECK(!same_inode && in != out, what, " '", output, "' is the input ", option, " '", input,
+             "'; an output may never be an input of the same command (it would be destroyed): choose another ", what);
+    PC_CHECK(!IsInside(output, input), what, " '", output, "' contains the input ", option, " '", input,
+             "'; an output may never hold an input of the same command (replacing it would destroy the input): ",
+             "choose another ", what);
+  }
+}
+
 namespace {
-// Moves `temp` to `final`, replacing an existing `final` (a folder or file) when allowed.
+// Moves `temp` to `final`, replacing an existing `final` (a folder or file) when allowed and of
+// the same kind.
 void SwapIntoPlace(const std::string& temp, const std::string& final, bool overwrite) {
   std::error_code ec;
   std::string old;
   if (Exists(final)) {
     PC_CHECK(overwrite, "'", final, "' appeared while writing; pass --overwrite to replace it");
+    PC_CHECK(IsDirectory(final) == IsDirectory(temp), "'", final, "' is ", KindName(ExistingKind(final)),
+             ", but the new output is ", KindName(ExistingKind(temp)),
+             "; --overwrite replaces only an output of the same kind (the new one was not put in its place)");
     const bool dirs = IsDirectory(final) && IsDirectory(temp);
     if (!dirs && !IsDirectory(final) && !IsDirectory(temp) && std::rename(temp.c_str(), final.c_str()) == 0) {
       SyncPath(Parent(final));  // a file replaced atomically
@@ -195,7 +298,7 @@ void RemoveStaleTemporaries(const std::string& path) {
 StagedDir::StagedDir(std::string final_path, bool overwrite, const std::string& what)
     : final_(std::move(final_path)), overwrite_(overwrite) {
   while (final_.size() > 1 && final_.back() == '/') final_.pop_back();
-  CheckOutputPath(final_, overwrite_, what);
+  CheckOutputPath(final_, overwrite_, what, OutputKind::kFolder);
   RemoveStaleTemporaries(final_);
   temp_ = TempNameBeside(final_);
   MakeDirs(temp_);
@@ -214,7 +317,7 @@ void StagedDir::Commit() {
 
 StagedFile::StagedFile(std::string final_path, bool overwrite, const std::string& what)
     : final_(std::move(final_path)), overwrite_(overwrite) {
-  CheckOutputPath(final_, overwrite_, what);
+  CheckOutputPath(final_, overwrite_, what, OutputKind::kFile);
   RemoveStaleTemporaries(final_);
   temp_ = TempNameBeside(final_);
 }

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 
+#include "core/current_work.h"
 #include "core/log.h"
 
 namespace pc {
@@ -32,16 +34,27 @@ std::string Progress::FormatSeconds(double s) {
   return buf;
 }
 
+namespace {
+std::string g_current_work;  // Progress::CurrentWork (one thread: Progress is not thread-safe)
+}  // namespace
+
+std::string CurrentWork() { return g_current_work; }
+
 Progress::Progress(std::string what, int64_t total, std::string unit)
     : what_(std::move(what)), unit_(std::move(unit)), total_(total) {
   enabled_ = Enabled();
   start_ = last_draw_ = std::chrono::steady_clock::now();
+  g_current_work = Str(what_, ": 0 of ", total_, " ", unit_, " done");
 }
 
-Progress::~Progress() { Finish(); }
+Progress::~Progress() {
+  Finish();
+  if (std::uncaught_exceptions() == 0) g_current_work.clear();  // kept for the error message
+}
 
 void Progress::Add(int64_t n, const std::string& note) {
   done_ += n;
+  g_current_work = Str(what_, ": ", done_, " of ", total_, " ", unit_, " done");
   if (!note.empty()) note_ = note;
   Draw(false);
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/fs.h"
 
 namespace pc {
 namespace {
@@ -82,7 +83,7 @@ std::string Sha256Hex(const std::string& bytes) {
 }
 
 std::string Sha256File(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
+  FILE* f = ::fdopen(fs::OpenForRead(path), "rb");  // regular files only (a FIFO would block)
   PC_CHECK(f != nullptr, "cannot read '", path, "'");
   Sha256 h;
   char buf[1 << 16];

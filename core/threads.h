@@ -3,8 +3,8 @@
 
 namespace pc {
 
-int DefaultThreads();       // all cores
-void SetThreads(int n);     // n <= 0: DefaultThreads()
+int DefaultThreads();       // all cores available to the process (core/cores.h AvailableCores)
+void SetThreads(int n);     // n <= 0: DefaultThreads(); capped at DefaultThreads()
 int GetThreads();
 
 }  // namespace pc

@@ -57,6 +57,39 @@ std::vector<double> ScoreSequences(Model& model, const std::vector<std::vector<i
   return scores;
 }
 
+namespace {
+
+// The start token and the sentence's ids, checked: at least one token, at most `context` in all
+// (a longer pair is refused rather than scored beyond the positions the model was trained on, or
+// truncated, which would change what is compared).
+std::vector<int64_t> EncodeChecked(const Tokenizer& tokenizer, int64_t start, const MinimalPair& p, bool good,
+                                   int64_t context) {
+  const char* field = good ? "sentence_good" : "sentence_bad";
+  std::vector<int32_t> ids = tokenizer.Encode(good ? p.good : p.bad);
+  PC_CHECK(!ids.empty(), p.file, " line ", p.line, ": ", field, " gives no tokens; a minimal pair needs two non-empty sentences");
+  std::vector<int64_t> seq;
+  seq.reserve(ids.size() + 1);
+  seq.push_back(start);
+  seq.insert(seq.end(), ids.begin(), ids.end());
+  PC_CHECK(static_cast<int64_t>(seq.size()) <= context, p.file, " line ", p.line, ": ", field, " gives ", seq.size(),
+           " tokens with the start token, more than the model's context of ", context,
+           " (max_position_embeddings); minimal pairs are scored whole, never truncated: remove the pair");
+  return seq;
+}
+
+}  // namespace
+
+int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context) {
+  const int64_t start = ScoringStartId(tokenizer);
+  int64_t longest = 0;
+  for (const MinimalPair& p : pairs) {
+    for (bool good : {true, false}) {
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(EncodeChecked(tokenizer, start, p, good, context).size()));
+    }
+  }
+  return longest;
+}
+
 std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenizer,
                                          const std::vector<MinimalPair>& pairs, const PairScoringOptions& options) {
   const int64_t start = ScoringStartId(tokenizer);
@@ -64,16 +97,8 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
   std::map<std::vector<int64_t>, int64_t> unique;
   std::vector<std::vector<int64_t>> sequences;
   std::vector<int64_t> good(pairs.size()), bad(pairs.size());
-  const bool learned = model.arch().pos == PosKind::kLearned;
-  auto add = [&](const std::string& sentence, const MinimalPair& p) {
-    std::vector<int32_t> ids = tokenizer.Encode(sentence);
-    std::vector<int64_t> seq;
-    seq.reserve(ids.size() + 1);
-    seq.push_back(start);
-    seq.insert(seq.end(), ids.begin(), ids.end());
-    PC_CHECK(!learned || static_cast<int64_t>(seq.size()) <= model.config().max_pos, p.file, " line ", p.line,
-             ": the sentence gives ", seq.size(), " tokens, more than the model's ", model.config().max_pos,
-             " positions");
+  auto add = [&](bool is_good, const MinimalPair& p) {
+    std::vector<int64_t> seq = EncodeChecked(tokenizer, start, p, is_good, model.config().max_pos);
     auto it = unique.find(seq);
     if (it != unique.end()) return it->second;
     int64_t k = static_cast<int64_t>(sequences.size());
@@ -82,8 +107,8 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
     return k;
   };
   for (size_t i = 0; i < pairs.size(); ++i) {
-    good[i] = add(pairs[i].good, pairs[i]);
-    bad[i] = add(pairs[i].bad, pairs[i]);
+    good[i] = add(true, pairs[i]);
+    bad[i] = add(false, pairs[i]);
   }
   std::vector<double> scores = ScoreSequences(model, sequences, options);
   std::vector<PairScore> out(pairs.size());

@@ -39,8 +39,17 @@ struct PairScoringOptions {
 std::vector<double> ScoreSequences(Model& model, const std::vector<std::vector<int64_t>>& sequences,
                                    const PairScoringOptions& options = {});
 
+// Every sentence is scored whole: one that gives no tokens, or more tokens (with the start token)
+// than the model's context `max_position_embeddings`, is refused naming its file and line
+// (CheckPairLengths), never truncated.
 std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenizer,
                                          const std::vector<MinimalPair>& pairs, const PairScoringOptions& options = {});
+
+// The checks of ScoreMinimalPairs, before any model is loaded: refuses a sentence that gives no
+// tokens or more than `context` tokens with the start token ("<file> line N: sentence_good gives
+// 4001 tokens, more than the model's context of 2048"). Returns the longest sequence's tokens
+// (for the memory estimate: a sequence longer than the pair batch gets a batch of its own).
+int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context);
 
 struct AccuracyRow {
   std::string group;  // file stem, linguistics_term, or "all"

@@ -42,6 +42,9 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& bytes, const std::
     MinimalPair p;
     p.good = JsonString(obj, "sentence_good", where);
     p.bad = JsonString(obj, "sentence_bad", where);
+    // An empty sentence scores 0, so an empty sentence_good would always count as correct.
+    PC_CHECK(!Trim(p.good).empty(), where, ": 'sentence_good' is empty; a minimal pair needs two non-empty sentences");
+    PC_CHECK(!Trim(p.bad).empty(), where, ": 'sentence_bad' is empty; a minimal pair needs two non-empty sentences");
     p.file = stem;
     p.term = OptionalString(obj, "linguistics_term", "", where);
     p.uid = OptionalString(obj, "UID", stem, where);
@@ -84,6 +87,24 @@ std::vector<std::string> ResolvePairFiles(const std::string& spec, const std::st
   PC_CHECK(!ec, "--pairs: cannot list '", spec, "': ", ec.message());
   PC_CHECK(!files.empty(), "--pairs: the folder '", spec, "' holds no .jsonl files");
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> ResolvePairSpecs(const std::vector<std::string>& specs, const std::string& shared_data_dir) {
+  std::vector<std::string> files;
+  std::vector<std::pair<std::string, std::string>> seen;  // resolved path, the spec that gave it
+  for (const auto& spec : specs) {
+    for (const auto& f : ResolvePairFiles(spec, shared_data_dir)) {
+      std::error_code ec;
+      const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(f, ec), ec).string();
+      for (const auto& [k, by] : seen) {
+        PC_CHECK(k != key, "--pairs: '", f, "' is given twice (by --pairs '", by, "' and --pairs '", spec,
+                 "'); its pairs would count twice");
+      }
+      seen.push_back({key, spec});
+      files.push_back(f);
+    }
+  }
   return files;
 }
 

@@ -30,5 +30,8 @@ const std::vector<std::string>& BlimpSvaFiles();
 // <shared_data>/tasks/blimp/data). Errors: a missing path, a folder without .jsonl files, the
 // preset when the shared data is absent (naming where it was looked for).
 std::vector<std::string> ResolvePairFiles(const std::string& spec, const std::string& shared_data_dir);
+// Every --pairs spec resolved, in order; a file reached twice (the same file given twice, or a file
+// and its folder) is refused, since its pairs would count twice.
+std::vector<std::string> ResolvePairSpecs(const std::vector<std::string>& specs, const std::string& shared_data_dir);
 
 }  // namespace pc

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -63,11 +64,32 @@ std::vector<int64_t> Offsets(const CacheLayout& layout, int64_t windows, int64_t
   return off;
 }
 
-// Content hash of one file, memoised by (path, size, mtime).
+// sha256 of 64 blocks of 4 KiB spread evenly over the file (all of it when smaller): the cheap
+// check that a memoised content hash still belongs to these bytes.
+std::string SampleHash(const std::string& path, int64_t size) {
+  constexpr int64_t kBlock = 4096, kBlocks = 64;
+  const int fd = fs::OpenForRead(path);
+  Sha256 h;
+  std::vector<char> buf(kBlock);
+  for (int64_t b = 0; b < kBlocks; ++b) {
+    const int64_t at = size <= kBlock * kBlocks ? b * kBlock : (size - kBlock) * b / (kBlocks - 1);
+    if (at >= size) break;
+    const int64_t n = std::min(kBlock, size - at);
+    PreadAll(fd, buf.data(), n, at, path);
+    h.Update(buf.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return h.HexDigest();
+}
+
+int64_t Nanoseconds(const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
+
+// Content hash of one file, memoised by its identity (path, size, mtime, ctime, device, inode)
+// and a sample of its bytes.
 std::string FileHash(const std::string& path, const std::string& memo_dir) {
   struct stat st {};
   PC_CHECK(::stat(path.c_str(), &st) == 0, "cannot read '", path, "': ", std::strerror(errno));
-  const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  const int64_t mtime_ns = Nanoseconds(st.st_mtim), ctime_ns = Nanoseconds(st.st_ctim);
   std::error_code ec;
   std::string abs = stdfs::absolute(path, ec).lexically_normal().string();
   if (ec) abs = path;
@@ -77,7 +99,10 @@ std::string FileHash(const std::string& path, const std::string& memo_dir) {
     if (fs::Exists(memo)) {
       nlohmann::json j = nlohmann::json::parse(fs::ReadFile(memo), nullptr, /*allow_exceptions=*/false);
       if (j.is_object() && j.value("path", "") == abs && j.value("size", int64_t(-1)) == int64_t(st.st_size) &&
-          j.value("mtime_ns", int64_t(-1)) == mtime_ns && j.contains("sha256") && j["sha256"].is_string()) {
+          j.value("mtime_ns", int64_t(-1)) == mtime_ns && j.value("ctime_ns", int64_t(-1)) == ctime_ns &&
+          j.value("dev", uint64_t(0)) == uint64_t(st.st_dev) && j.value("ino", uint64_t(0)) == uint64_t(st.st_ino) &&
+          j.contains("sha256") && j["sha256"].is_string() &&
+          j.value("sample_sha256", "") == SampleHash(path, static_cast<int64_t>(st.st_size))) {
         return j["sha256"].get<std::string>();
       }
     }
@@ -85,7 +110,14 @@ std::string FileHash(const std::string& path, const std::string& memo_dir) {
   std::string h = Sha256File(path);
   if (!memo.empty()) {
     fs::MakeDirs(memo_dir);
-    nlohmann::json j = {{"path", abs}, {"size", int64_t(st.st_size)}, {"mtime_ns", mtime_ns}, {"sha256", h}};
+    nlohmann::json j = {{"path", abs},
+                        {"size", int64_t(st.st_size)},
+                        {"mtime_ns", mtime_ns},
+                        {"ctime_ns", ctime_ns},
+                        {"dev", uint64_t(st.st_dev)},
+                        {"ino", uint64_t(st.st_ino)},
+                        {"sample_sha256", SampleHash(path, static_cast<int64_t>(st.st_size))},
+                        {"sha256", h}};
     fs::WriteFileAtomic(memo, j.dump() + "\n");
   }
   return h;
@@ -114,6 +146,31 @@ std::string ModelContentHash(const std::string& model_dir, const std::string& me
   Sha256 h;
   for (const auto& n : names) h.Update(n + "\n" + FileHash(fs::Join(model_dir, n), memo_dir) + "\n");
   return h.HexDigest();
+}
+
+std::string WindowChecksum(const void* data, int64_t bytes) {
+  // 64-bit multiply-xorshift over little-endian words, the tail zero-padded, the length mixed in.
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(bytes);
+  auto mix = [&](uint64_t w) {
+    h ^= w * 0xBF58476D1CE4E5B9ULL;
+    h = (h << 27 | h >> 37) * 0x94D049BB133111EBULL;
+  };
+  int64_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    mix(w);
+  }
+  if (i < bytes) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, static_cast<size_t>(bytes - i));
+    mix(w);
+  }
+  h ^= h >> 31;
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
 }
 
 std::string TokensSha256(const at::Tensor& windows) {
@@ -162,19 +219,51 @@ std::unique_ptr<CachePartReader> CachePartReader::Open(const std::string& entry_
   bool ok = m.is_object() && m.contains("key") && m["key"] == key.KeyJson() && m.contains("items") &&
             m["items"] == layout.ToJson() && m.value("bytes", int64_t(-1)) == off.back() &&
             fs::FileSize(bin_path) == off.back();
+  std::vector<std::vector<std::string>> sums;
+  if (ok) {
+    ok = m.contains("checksums") && m["checksums"].is_array() && m["checksums"].size() == layout.items.size();
+    for (size_t i = 0; ok && i < layout.items.size(); ++i) {
+      const nlohmann::json& a = m["checksums"][i];
+      ok = a.is_array() && static_cast<int64_t>(a.size()) == key.windows;
+      std::vector<std::string> v;
+      for (size_t w = 0; ok && w < a.size(); ++w) {
+        ok = a[w].is_string();
+        if (ok) v.push_back(a[w].get<std::string>());
+      }
+      sums.push_back(std::move(v));
+    }
+  }
   if (!ok) {
     log::Warn("cache", "'", entry_dir, "': part '", part, "' does not match this reference, text or layout; rebuilding it");
     return nullptr;
   }
   std::unique_ptr<CachePartReader> r(new CachePartReader());
   r->path_ = bin_path;
-  r->fd_ = ::open(bin_path.c_str(), O_RDONLY | O_CLOEXEC);
-  PC_CHECK(r->fd_ >= 0, "cannot open the reference cache '", bin_path, "': ", std::strerror(errno));
+  r->fd_ = fs::OpenForRead(bin_path, "the reference cache");
   r->layout_ = layout;
   r->offsets_ = std::move(off);
   r->windows_ = key.windows;
   r->seq_len_ = key.seq_len;
+  r->checksums_ = std::move(sums);
+  // Every window verified once before any is used: a damaged part is rebuilt, never served.
+  for (int item = 0; item < static_cast<int>(layout.items.size()); ++item) {
+    for (int64_t w = 0; w < key.windows; ++w) {
+      if (!r->WindowIntact(item, w)) {
+        log::Warn("cache", "'", bin_path, "' is damaged (window ", w, " of '", layout.items[item].name,
+                  "' fails its checksum); rebuilding it");
+        return nullptr;
+      }
+    }
+  }
   return r;
+}
+
+bool CachePartReader::WindowIntact(int item, int64_t window) const {
+  const CacheItem& it = layout_.items[item];
+  const int64_t per_window = seq_len_ * it.dim * ElementBytes(it.dtype);
+  std::vector<char> buf(static_cast<size_t>(per_window));
+  PreadAll(fd_, buf.data(), per_window, offsets_[item] + window * per_window, path_);
+  return WindowChecksum(buf.data(), per_window) == checksums_[item][window];
 }
 
 CachePartReader::~CachePartReader() {
@@ -189,6 +278,12 @@ at::Tensor CachePartReader::Read(int item, int64_t first_window, int64_t count) 
   at::Tensor t = at::empty({count, seq_len_, it.dim}, at::TensorOptions().dtype(it.dtype));
   const int64_t per_window = seq_len_ * it.dim * ElementBytes(it.dtype);
   PreadAll(fd_, t.data_ptr(), count * per_window, offsets_[item] + first_window * per_window, path_);
+  const char* p = static_cast<const char*>(t.data_ptr());
+  for (int64_t w = 0; w < count; ++w) {
+    PC_CHECK(WindowChecksum(p + w * per_window, per_window) == checksums_[item][first_window + w],
+             "the reference cache '", path_, "' was damaged while in use (window ", first_window + w, " of '", it.name,
+             "' fails its checksum); remove its folder '", fs::Parent(path_), "' or run with --no-cache");
+  }
   return t;
 }
 
@@ -208,6 +303,7 @@ CachePartWriter::CachePartWriter(const std::string& entry_dir, const std::string
                {"text_sha256", key.text_sha256},
                {"batch", batch}};
   if (fs::Exists(json_path_)) std::remove(json_path_.c_str());  // a stale part: invalid from here on
+  checksums_.assign(layout.items.size(), std::vector<std::string>(static_cast<size_t>(windows_)));
   staged_ = std::make_unique<fs::StagedFile>(fs::Join(entry_dir, part + ".bin"), /*overwrite=*/true, "--cache");
   fd_ = ::open(staged_->path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   PC_CHECK(fd_ >= 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
@@ -227,6 +323,8 @@ void CachePartWriter::Write(int item, int64_t first_window, const at::Tensor& t)
   at::Tensor c = t.to(it.dtype).contiguous();
   const int64_t per_window = seq_len_ * it.dim * ElementBytes(it.dtype);
   PwriteAll(fd_, c.data_ptr(), t.size(0) * per_window, offsets_[item] + first_window * per_window, staged_->path());
+  const char* p = static_cast<const char*>(c.data_ptr());
+  for (int64_t w = 0; w < t.size(0); ++w) checksums_[item][first_window + w] = WindowChecksum(p + w * per_window, per_window);
 }
 
 void CachePartWriter::Commit() {
@@ -234,6 +332,10 @@ void CachePartWriter::Commit() {
   int rc = ::close(fd_);
   fd_ = -1;
   PC_CHECK(rc == 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
+  for (const auto& item : checksums_) {
+    for (const auto& s : item) PC_ASSERT(!s.empty(), "cache part committed with a window never written");
+  }
+  manifest_["checksums"] = checksums_;
   staged_->Commit();
   fs::WriteFileAtomic(json_path_, manifest_.dump(1) + "\n");
 }

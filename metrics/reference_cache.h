@@ -13,6 +13,9 @@
 // so a batch of windows is one pread. Writes are crash-safe: the .bin is written under a
 // temporary name and renamed, then the .json (its presence marks the part complete) is
 // written atomically. A part whose .json does not match its key, layout or size is rebuilt.
+// Every window of every item carries a 64-bit checksum in the .json (WindowChecksum): a part
+// is verified in full when it is opened (a damaged one is rebuilt, with a warning), and every
+// window read is verified again (a file damaged while in use is an error naming it).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -29,15 +32,22 @@ class StagedFile;
 
 namespace pc {
 
-inline constexpr int kReferenceCacheVersion = 1;
+inline constexpr int kReferenceCacheVersion = 2;  // 2: per-window checksums, content-verified model hashes
 
 // $XDG_CACHE_HOME/perpcomp, else $HOME/.cache/perpcomp (docs/METRICS.md "Reference cache").
 std::string DefaultCacheDir();
 
 // sha256 over config.json and every *.safetensors / index file of `model_dir` (names and
-// content hashes, sorted by name). Each file's content hash is memoised under `memo_dir`
-// (keyed by path, size and mtime) when `memo_dir` is not empty.
+// content hashes, sorted by name). Each file's sha256 (of all its bytes: the tensors and their
+// header) is computed once and memoised under `memo_dir` when `memo_dir` is not empty; a memo is
+// used only while the file's identity and a cheap sample of its content are unchanged: path, size,
+// mtime, ctime (which no tool can set back: a file rewritten and given its old mtime again still
+// has a new ctime), device, inode, and the sha256 of 64 blocks of 4 KiB spread over the file.
 std::string ModelContentHash(const std::string& model_dir, const std::string& memo_dir);
+
+// The checksum of one window's bytes in a cache part (64-bit, over 8-byte words; detects damage,
+// not a forgery), as 16 hex digits.
+std::string WindowChecksum(const void* data, int64_t bytes);
 
 // sha256 of the int64 window tokens (windows, seq_len), little endian, row-major.
 std::string TokensSha256(const at::Tensor& windows);
@@ -78,15 +88,18 @@ class CachePartReader {
   CachePartReader(const CachePartReader&) = delete;
   CachePartReader& operator=(const CachePartReader&) = delete;
   // Item `item` for windows first .. first+count−1: (count, T, dim) in the item's dtype.
+  // Throws naming the file when a window read fails its checksum.
   at::Tensor Read(int item, int64_t first_window, int64_t count) const;
   const CacheLayout& layout() const { return layout_; }
 
  private:
   CachePartReader() = default;
+  bool WindowIntact(int item, int64_t window) const;  // reads the window and compares its checksum
   std::string path_;
   int fd_ = -1;
   CacheLayout layout_;
   std::vector<int64_t> offsets_;  // byte offset of each item
+  std::vector<std::vector<std::string>> checksums_;  // [item][window] WindowChecksum
   int64_t windows_ = 0, seq_len_ = 0;
 };
 
@@ -108,6 +121,7 @@ class CachePartWriter {
   nlohmann::json manifest_;
   std::unique_ptr<fs::StagedFile> staged_;
   int fd_ = -1;
+  std::vector<std::vector<std::string>> checksums_;  // [item][window], filled by Write
   CacheLayout layout_;
   std::vector<int64_t> offsets_;
   int64_t windows_ = 0, seq_len_ = 0;

@@ -317,7 +317,7 @@ GgufModel ConvertGguf(const std::string& path, const GgufConvertOptions& options
 
 void ConvertGgufToFolder(const std::string& path, const std::string& out_dir, const GgufConvertOptions& options,
                          bool overwrite) {
-  fs::CheckOutputPath(out_dir, overwrite, "--out");
+  fs::CheckOutputPath(out_dir, overwrite, "--out", fs::OutputKind::kFolder);
   GgufModel g = ConvertGguf(path, options);
   SaveOptions so;
   so.overwrite = overwrite;

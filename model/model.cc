@@ -123,6 +123,22 @@ void Model::LoadHead() {
   LoadHeadFrom(CheckpointGetter());
 }
 
+namespace {
+
+// config.json's bias flag for a linear of this role, when it has one: attention_bias (q, k, v, qkv, o)
+// or mlp_bias (gate, up, down) as Llama writes them, enable_bias (both) as OPT does. Returns the key
+// and its value, or nullptr.
+const char* BiasFlagKey(const nlohmann::json& raw, Role role) {
+  const bool attention = role == Role::kQ || role == Role::kK || role == Role::kV || role == Role::kQKV || role == Role::kO;
+  for (const char* key : {attention ? "attention_bias" : "mlp_bias", "enable_bias"}) {
+    auto it = raw.find(key);
+    if (it != raw.end() && it->is_boolean()) return key;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void Model::LoadBlockFrom(int layer, const Getter& get) {
   const ModelConfig& c = config_;
   const ArchSpec& a = arch();
@@ -141,6 +157,13 @@ void Model::LoadBlockFrom(int layer, const Getter& get) {
     lin.weight = Fetch(get, WeightOf(lin.name), shape, true, a.conv1d);
     if (spec.bias != BiasRule::kNone) {
       lin.bias = Fetch(get, BiasOf(lin.name), {shape[0]}, spec.bias == BiasRule::kRequired, false);
+      // The checkpoint's tensors must agree with config.json's flag (transformers builds the model from the flag).
+      if (const char* key = BiasFlagKey(c.raw, spec.role)) {
+        const bool flag = c.raw[key].get<bool>();
+        PC_CHECK(flag == lin.bias.defined(), c.where, ": config.json says ", key, " ", flag ? "true" : "false",
+                 " but the checkpoint ", lin.bias.defined() ? "has" : "has no", " '", BiasOf(lin.name), "'",
+                 "; make the flag and the tensors agree");
+      }
     }
     b.index_of[static_cast<int>(spec.role)] = static_cast<int8_t>(b.linears.size());
     b.linears.push_back(std::move(lin));
@@ -738,6 +761,11 @@ std::vector<int64_t> Generate(Model& model, const std::vector<int64_t>& prompt, 
   if (model.arch().pos == PosKind::kLearned) {
     PC_CHECK(total <= c.max_pos, "generate: prompt (", prompt.size(), " tokens) + ", options.max_new_tokens,
              " new tokens exceed the model's ", c.max_pos, " positions");
+  } else if (total > c.max_pos) {
+    // Rotary positions extend past the context, but the model was not trained there.
+    log::Warn("generate", "prompt (", prompt.size(), " tokens) + ", options.max_new_tokens,
+              " new tokens run past the model's context of ", c.max_pos,
+              " tokens (max_position_embeddings); tokens beyond it are generated at positions the model never saw");
   }
   std::mt19937_64 rng(options.seed);
   KvCache cache = model.MakeCache(1, total);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -52,8 +53,7 @@ StDType FromScalarType(at::ScalarType t) {
 std::unique_ptr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
-  f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  PC_CHECK(f->fd_ >= 0, "cannot open '", path, "': ", std::strerror(errno));
+  f->fd_ = fs::OpenForRead(path);  // a FIFO or device is refused before anything blocks
   struct stat st;
   PC_CHECK(::fstat(f->fd_, &st) == 0, "cannot stat '", path, "': ", std::strerror(errno));
   PC_CHECK(S_ISREG(st.st_mode), "'", path, "' is not a regular file");
@@ -267,6 +267,25 @@ void SafetensorsWriter::Write(const std::string& name, const at::Tensor& t) {
   PC_ASSERT(!slot.written, "tensor '", name, "' written twice");
   PC_ASSERT(t.sizes().vec() == slot.entry.shape, "tensor '", name, "' shape differs from its declaration");
   at::Tensor c = t.to(at::kCPU).to(ToScalarType(slot.entry.dtype)).contiguous();
+  // Every value must be finite in the dtype it is stored in: a float32 value beyond F16's ±65504
+  // becomes ±inf in an F16 file, which every reader (perpcomp's own loader too) refuses.
+  if (c.is_floating_point()) {
+    const at::Tensor bad = at::isfinite(c).logical_not();
+    const int64_t n = bad.sum().item<int64_t>();
+    if (n > 0) {
+      const int64_t first = bad.reshape({-1}).nonzero().index({0, 0}).item<int64_t>();
+      const at::Tensor src = t.to(at::kCPU).reshape({-1});
+      const double from = src[first].to(at::kDouble).item<double>();
+      const double stored = c.reshape({-1})[first].to(at::kDouble).item<double>();
+      PC_THROW("cannot write tensor '", name, "' to '", fs::Join(dir_, shards_[slot.shard].file), "': ", n,
+               " of its values are not finite in ", StDTypeName(slot.entry.dtype), " (the first, at flat index ", first,
+               ", is ", stored,
+               std::isfinite(from) ? Str(", from the finite ", from, " in ", c10::toString(t.scalar_type()),
+                                         ", beyond the dtype's range")
+                                   : std::string(", already before the conversion"),
+               "); nothing was written under the final name");
+    }
+  }
   const Shard& shard = shards_[slot.shard];
   const char* p = static_cast<const char*>(c.data_ptr());
   uint64_t remaining = slot.end - slot.begin, off = shard.data_offset + slot.begin;

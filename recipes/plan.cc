@@ -3,8 +3,10 @@
 #include <map>
 #include <sstream>
 
+#include "compress/sparsity.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "model/sizes.h"
 
 namespace pc::recipes {
 
@@ -53,6 +55,14 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
           locs[k] = v.loc().Str();
         }
         MethodParams params = ResolveParams(info.name, info.params, given, locs, where);
+        // An N:M pattern needs at least one window of M inputs, else the linear is left dense (exit 0, nothing pruned).
+        if (params.Has("pattern") && params.Has("sparsity")) {
+          const SparsityPattern p = SparsityFromParams(params, where);
+          const int64_t in = BlockLinearDims(model.config(), e.role).in;
+          PC_CHECK(!p.nm() || p.m <= in, where, ": pattern '", p.Describe(), "' prunes windows of ", p.m,
+                   " consecutive input weights, but '", e.name, "' has only ", in,
+                   " inputs: it would prune nothing; use a smaller M or exclude the linear");
+        }
         std::string key = info.name + "(" + params.Describe() + ")";
         auto it = instances.find(key);
         if (it == instances.end()) {

@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "store/group.h"
+#include "store/untrusted.h"
 
 namespace pc::recipes {
 
@@ -271,10 +272,15 @@ void WriteSweepResults(const std::string& out, const ResultsHeader& header, cons
 
 MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std::string& out, bool overwrite) {
   PC_CHECK(!inputs.empty(), "merge: give at least one sweep-results file");
-  fs::CheckOutputPath(out, overwrite, "--out");
+  fs::CheckOutputPath(out, overwrite, "--out", fs::OutputKind::kFile);
+  {
+    std::vector<std::pair<std::string, std::string>> named;
+    for (const auto& in : inputs) named.push_back({"results file", in});
+    fs::CheckNotAnInput(out, "--out", named);
+  }
   std::vector<Input> in;
   for (const auto& path : inputs) {
-    store::File f = store::File::OpenRead(path, store::kind::kSweepResults);
+    store::File f = store::OpenUntrusted(path, store::kind::kSweepResults);  // read in a child first
     ResultsHeader h = ReadResultsHeader(f);
     in.push_back(Input{path, std::move(f), std::move(h)});
   }
@@ -293,12 +299,14 @@ MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std
   // Runs: each name once; a name in two files must have the same contents.
   std::vector<RunRef> runs;
   std::map<std::string, size_t> seen;  // name -> position in runs
+  std::map<std::string, std::set<std::string>> sweeps_of;  // name -> the sweep files (YAML) holding it
   MergeSummary summary;
   for (size_t k = 0; k < in.size(); ++k) {
     const store::Group root = in[k].file.root();
     if (!root.IsGroup("runs")) continue;
     const store::Group g = root.OpenGroup("runs");
     for (const auto& name : g.ListGroups()) {
+      sweeps_of[name].insert(in[k].header.sweep_yaml);
       const store::Group run = g.OpenGroup(name);
       auto it = seen.find(name);
       if (it != seen.end()) {
@@ -332,6 +340,9 @@ MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std
       h.runs_total += i.header.runs_total;
       h.sweep_yaml += (h.sweep_yaml.empty() ? "" : "\n---\n") + i.header.sweep_yaml;
     }
+    // A run (same name, same contents: checked above) that both sweeps hold is one run, not two.
+    for (const auto& [name, sweeps] : sweeps_of) h.runs_total -= static_cast<int64_t>(sweeps.size()) - 1;
+    h.runs_total = std::max<int64_t>(h.runs_total, static_cast<int64_t>(runs.size()));
     h.sweep = Join(names, "+");
     bool same_primary = true;
     for (const auto& i : in) same_primary = same_primary && i.header.primary == first.header.primary;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,8 +93,13 @@ class WorkLock {
  public:
   explicit WorkLock(const std::string& work) {
     const std::string path = fs::Join(work, ".lock");
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);  // a FIFO must not block
     PC_CHECK(fd_ >= 0, "cannot open the lock file '", path, "'");
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      PC_THROW("the lock file '", path, "' is not a regular file; remove it");
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       std::string holder = fs::ReadFile(path);
       ::close(fd_);

@@ -5,10 +5,14 @@
 #include <thread>
 #include <vector>
 
+#include "core/cores.h"
+
 namespace pc::reports {
 
 void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  const size_t workers = std::min<size_t>(n, threads < 1 ? 1 : size_t(threads));
+  // Never more workers than items or than the cores of this process (core/cores.h), whatever the caller asks.
+  const size_t asked = threads < 1 ? 1 : size_t(threads);
+  const size_t workers = std::min({n, asked, size_t(AvailableCores())});
   if (workers <= 1) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "store/file.h"
+#include "store/untrusted.h"
 
 namespace pc::reports {
 namespace {
@@ -112,7 +113,11 @@ SweepRun ReadRun(const store::Group& runs, const std::string& name) {
            "docs/HDF5.md \"measure\")");
   const store::Group down = g.OpenGroup("downstream");
   for (const std::string& a : down.AttrNames()) {
-    if (down.AttrType(a) == store::DType::kFloat64) r.downstream[a] = down.GetAttr<double>(a);
+    const store::DType type = down.AttrType(a);
+    // A score stored as text is a damaged file, not a missing score (docs/HDF5.md: types are checked).
+    PC_CHECK(type != store::DType::kString && type != store::DType::kBool, down.Where(), ": attribute '", a, "' is ",
+             store::DTypeName(type), ", expected a number (float64)");
+    if (type == store::DType::kFloat64) r.downstream[a] = down.GetAttr<double>(a);
   }
   ReadPairs(g, &r);
   ReadLmEval(g, &r);
@@ -161,7 +166,8 @@ std::string FirstConventionDifference(const std::string& a, const std::string& b
 }
 
 SweepResults ReadSweepResults(const std::string& path) {
-  const store::File file = store::File::OpenRead(path, store::kind::kSweepResults);
+  // A results file from anywhere: read once in a child process first (store/untrusted.h).
+  const store::File file = store::OpenUntrusted(path, store::kind::kSweepResults);
   const store::Group root = file.root();
   SweepResults s;
   s.path = path;
@@ -202,8 +208,13 @@ SweepResults ReadSweepResults(const std::string& path) {
 
   PC_CHECK(root.IsGroup("runs"), path, ": no 'runs' group (a sweep-results file holds its runs under /runs)");
   const store::Group runs = root.OpenGroup("runs");
-  for (const std::string& name : runs.ListGroups()) s.runs.push_back(ReadRun(runs, name));
+  const std::vector<std::string> names = runs.ListGroups();
+  PC_CHECK(s.runs_complete <= static_cast<int64_t>(names.size()), path, ": runs_complete is ", s.runs_complete,
+           " but /runs holds ", names.size(), " runs; the file is damaged (rebuild it with perpcomp sweep or merge)");
+  for (const std::string& name : names) s.runs.push_back(ReadRun(runs, name));
   PC_CHECK(!s.runs.empty(), path, ": /runs holds no run (nothing to rank)");
+  PC_CHECK(s.runs_total <= 0 || s.runs_complete <= s.runs_total, path, ": runs_complete ", s.runs_complete,
+           " exceeds runs_total ", s.runs_total, "; the file is damaged (rebuild it with perpcomp sweep or merge)");
   std::stable_sort(s.runs.begin(), s.runs.end(), [](const SweepRun& a, const SweepRun& b) {
     return a.index != b.index ? a.index < b.index : a.name < b.name;
   });

@@ -47,8 +47,10 @@ Hid AccessPlist() {
   return fapl;
 }
 
-// Creates the HDF5 file `real` (shown as `display` in errors) with the root attributes.
-std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& display, unsigned flags) {
+// Creates the HDF5 file `real` (shown as `display` in errors) with the root attributes; `in_memory`:
+// built in memory and written to `real` by FileState::WriteImage.
+std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& display, unsigned flags,
+                                    bool in_memory = false) {
   Hid fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
   PC_ASSERT(fcpl.valid() && H5Pset_link_creation_order(fcpl.get(), order) >= 0 &&
@@ -56,6 +58,10 @@ std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& 
                 H5Pset_attr_phase_change(fcpl.get(), detail::kMaxCompactAttributes, detail::kMaxCompactAttributes) >= 0,
             LastError());
   Hid fapl = AccessPlist();
+  if (in_memory) {
+    PC_ASSERT(H5Pset_fapl_core(fapl.get(), 1 << 20, /*backing_store=*/0) >= 0, LastError());
+    flags = H5F_ACC_TRUNC;  // nothing is created on disk by libhdf5
+  }
   hid_t id = H5Fcreate(real.c_str(), flags, fcpl.get(), fapl.get());
   PC_CHECK(id >= 0, "cannot create '", display, "': ", LastError());
   auto state = std::make_shared<FileState>();
@@ -64,6 +70,7 @@ std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& 
   state->real = real;
   state->writable = true;
   state->open = true;
+  state->in_memory = in_memory;
   return state;
 }
 
@@ -93,7 +100,10 @@ StagedWriter File::CreateStaged(const std::string& final_path, const std::string
   CheckKind(kind);
   auto staged = std::make_unique<fs::StagedFile>(final_path, overwrite, what);
   File f;
-  f.state_ = CreateAt(staged->path(), final_path, H5F_ACC_EXCL);
+  // The temporary name is taken on disk at once (an empty file, what a crash now leaves); the
+  // content is built in memory and written there by Flush and Commit.
+  fs::WriteWholeFile(staged->path(), "", 0, final_path);
+  f.state_ = CreateAt(staged->path(), final_path, H5F_ACC_EXCL, /*in_memory=*/true);
   StagedWriter writer(std::move(staged), std::move(f));
   WriteRootAttributes(writer.root(), kind);
   return writer;
@@ -114,6 +124,7 @@ File File::Open(const std::string& path, const std::string& expected_kind, bool 
   PC_CHECK(!path.empty(), "empty HDF5 file path");
   PC_CHECK(fs::Exists(path), "'", path, "' does not exist");
   PC_CHECK(!fs::IsDirectory(path), "'", path, "' is a folder, expected an HDF5 file");
+  fs::CheckRegularFile(path);  // libhdf5 would block on a FIFO
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   PC_CHECK(is_hdf5 >= 0, "cannot read '", path, "': ", LastError());
   PC_CHECK(is_hdf5 > 0, "'", path, "' is not an HDF5 file");
@@ -160,6 +171,10 @@ bool File::is_open() const { return state_ != nullptr && state_->open; }
 
 void File::Flush() const {
   detail::CheckOpen(*state_, state_->display, "flush", true);
+  if (state_->in_memory) {
+    state_->WriteImage();  // the file as it stands, on disk under its temporary name
+    return;
+  }
   PC_CHECK(H5Fflush(state_->id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", state_->display, "': ", LastError());
 }
 
@@ -191,6 +206,10 @@ const std::string& StagedWriter::temp_path() const { return staged_->path(); }
 
 void StagedWriter::Commit() {
   PC_CHECK(!committed_, "'", final_path(), "' was already committed");
+  if (file_.state_->in_memory) {
+    detail::CheckOpen(*file_.state_, final_path(), "commit", true);
+    file_.state_->WriteImage();  // checked writes: a full disk is a clear error, the temporary removed
+  }
   std::string error;
   PC_CHECK(file_.state_->Close(&error), "cannot write '", final_path(), "': ", error, " (nothing was changed at '",
            final_path(), "')");

@@ -2,8 +2,10 @@
 
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/text.h"
 
 namespace pc::store {
@@ -88,6 +90,16 @@ std::string LastError() {
 FileState::~FileState() {
   std::string ignored;
   Close(&ignored);
+}
+
+void FileState::WriteImage() const {
+  PC_ASSERT(in_memory && open, "WriteImage of a file not open in memory");
+  PC_CHECK(H5Fflush(id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", display, "': ", LastError());
+  const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+  PC_CHECK(size >= 0, "cannot write '", display, "': ", LastError());
+  std::vector<char> image(static_cast<size_t>(size));
+  PC_CHECK(H5Fget_file_image(id, image.data(), image.size()) == size, "cannot write '", display, "': ", LastError());
+  fs::WriteWholeFile(real, image.data(), image.size(), display);
 }
 
 bool FileState::Close(std::string* error) {

@@ -66,7 +66,13 @@ struct FileState {
   std::string real;     // the path on disk (the temporary name while staged)
   bool writable = false;
   bool open = false;
+  // Built in memory (libhdf5's core driver, no backing store) and written to `real` by perpcomp
+  // itself (WriteImage): libhdf5 never meets a failing write(2) on an output file, whose error
+  // paths crash libhdf5 1.10 (docs/RELIABILITY.md, "A full disk").
+  bool in_memory = false;
   ~FileState();
+  // The file's bytes so far (in_memory only), written to `real` with checked writes.
+  void WriteImage() const;
   // Flushes and closes; false (and `error` set) when HDF5 reports a failure. Idempotent.
   bool Close(std::string* error);
 };

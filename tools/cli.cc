@@ -5,6 +5,8 @@
 
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/blas.h"
+#include "core/cores.h"
 #include "core/threads.h"
 #include "recipes/compress_run.h"
 
@@ -12,7 +14,7 @@ namespace pc::cli {
 
 void AddCommonOptions(po::options_description& desc, CommonOptions& opts) {
   desc.add_options()
-    ("threads", po::value<int>(&opts.threads)->default_value(0), "intra-op threads (0: all cores)")
+    ("threads", po::value<int>(&opts.threads)->default_value(0), "intra-op threads (0: all cores; at most the cores available)")
     ("verbose,v", po::bool_switch(&opts.verbose), "more log lines")
     ("quiet,q", po::bool_switch(&opts.quiet), "errors only, no progress")
     ("help,h", "show this help");
@@ -20,7 +22,7 @@ void AddCommonOptions(po::options_description& desc, CommonOptions& opts) {
 
 bool Parse(const std::string& verb, const std::string& usage, const po::options_description& desc,
            const std::vector<std::string>& args, po::variables_map& vm,
-           const po::positional_options_description* positional, const CommonOptions* common) {
+           const po::positional_options_description* positional, CommonOptions* common) {
   auto parser = po::command_line_parser(args).options(desc);
   if (positional != nullptr) parser.positional(*positional);
   po::store(parser.run(), vm);
@@ -31,7 +33,9 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
   po::notify(vm);
   if (common != nullptr) {
     log::SetLevel(common->quiet ? log::Level::kWarn : common->verbose ? log::Level::kVerbose : log::Level::kInfo);
+    common->threads = CheckedThreads(common->threads);
     SetThreads(common->threads);
+    PrepareBlas(common->threads);  // an address-space limit too small for the BLAS fails here, not in a spin
   }
   return true;
 }

@@ -10,7 +10,7 @@ namespace pc::cli {
 namespace po = boost::program_options;
 
 struct CommonOptions {
-  int threads = 0;  // 0: all cores
+  int threads = 0;  // 0: all cores; after Parse, the checked count (1 .. cores, core/cores.h)
   bool verbose = false;
   bool quiet = false;
 };
@@ -20,10 +20,11 @@ void AddCommonOptions(po::options_description& desc, CommonOptions& opts);
 
 // Parses `args` (after the verb). Returns false when --help was asked (help printed to
 // stdout). Unknown options and bad values throw po errors, reported by main() as usage
-// errors. Applies the common options (threads, log level) when present in `desc`.
+// errors. Applies the common options (log level, threads) when present in `desc`: --threads is checked
+// once here (negative refused, above the cores capped with a warning) and `common->threads` holds the result.
 bool Parse(const std::string& verb, const std::string& usage, const po::options_description& desc,
            const std::vector<std::string>& args, po::variables_map& vm,
-           const po::positional_options_description* positional = nullptr, const CommonOptions* common = nullptr);
+           const po::positional_options_description* positional = nullptr, CommonOptions* common = nullptr);
 
 // The shared data folder for named presets: $PERPCOMP_SHARED/data or <cwd>/../shared/data.
 std::string SharedDataDir();

@@ -78,6 +78,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   PC_CHECK(!recipe_arg.empty(), "--recipe is required (a file, or a shipped name: see --list-methods)");
   if (samples != 0) { PC_CHECK(samples > 0, "--calib-samples must be positive, got ", samples); ro.calib.samples = samples; }
   if (seq_len != 0) { PC_CHECK(seq_len > 0, "--calib-seq-len must be positive, got ", seq_len); ro.calib.seq_len = seq_len; }
+  PC_CHECK(seed >= -1, "--calib-seed must be a seed >= 0 (or -1: the recipe's default), got ", seed);
   if (seed >= 0) ro.calib.seed = static_cast<uint64_t>(seed);
   if (!windowing.empty()) ro.calib.windowing = windowing;
   if (!text_field.empty()) ro.calib.text_field = text_field;
@@ -109,7 +110,8 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   }
   PC_CHECK(!ro.out_dir.empty(), "--out is required (or --dry-run)");
   PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
-  fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out");
+  fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out", fs::OutputKind::kFolder);
+  fs::CheckNotAnInput(ro.out_dir, "--out", {{"--model", model_dir}, {"--calib", ro.calib.source}, {"--recipe", recipe_arg}});
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) ro.crash_at = crash;
   SetMmapThreshold(kMmapThresholdCompress);  // a flat peak over the blocks (core/heap.h)
   recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);

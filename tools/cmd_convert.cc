@@ -33,6 +33,7 @@ int RunConvert(const std::vector<std::string>& args) {
   }
   PC_CHECK(from == "llama2c" || from == "gguf", "--from '", from, "' is not supported (supported: llama2c, gguf)");
   if (from == "gguf") {
+    fs::CheckNotAnInput(out, "--out", {{"--weights", weights}});
     PC_CHECK(tokenizer.empty(), "--tokenizer is for --from llama2c; a GGUF file carries its own tokenizer");
     GgufConvertOptions options;
     options.f32 = f32;
@@ -41,7 +42,8 @@ int RunConvert(const std::vector<std::string>& args) {
   }
   PC_CHECK(!tokenizer.empty(), "--from llama2c needs --tokenizer T.bin");
   PC_CHECK(!f32, "--f32 is for --from gguf (llama2.c checkpoints are f32)");
-  fs::CheckOutputPath(out, overwrite, "--out");
+  fs::CheckOutputPath(out, overwrite, "--out", fs::OutputKind::kFolder);
+  fs::CheckNotAnInput(out, "--out", {{"--weights", weights}, {"--tokenizer", tokenizer}});
   auto model = ConvertLlama2c(weights);
   auto tok = TokenizerFromLlama2c(tokenizer, static_cast<int32_t>(model->config().vocab_size));
   PC_CHECK(tok->vocab_size() == model->config().vocab_size, "--tokenizer '", tokenizer, "' has ", tok->vocab_size(),

@@ -3,6 +3,7 @@
 // Perplexity on a text; with --reference also ΔNLL, KL(reference ‖ model) and top-1 agreement;
 // minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by docs/METRICS.md
 // (later stages add keys, never rename them); everything into a "eval" HDF5 file with --out.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,10 @@ int RunEval(const std::vector<std::string>& args) {
   std::optional<RunOutputOptions> ro;
   if (!out.empty()) {
     ro = RunOutputOptions{out, store::kind::kEval, run.empty() ? DefaultRunName(mo.model) : run, overwrite, append};
+    std::vector<std::pair<std::string, std::string>> inputs = {
+        {"--model", mo.model}, {"--reference", reference}, {"--text", text_path}, {"--import-lm-eval", lm_eval_path}};
+    for (const auto& p : pair_specs) inputs.push_back({"--pairs", p});
+    fs::CheckNotAnInput(out, "--out", inputs);
     CheckRunOutput(*ro);
   } else {
     PC_CHECK(run.empty() && !append, "--run and --append need --out");
@@ -97,16 +102,18 @@ int RunEval(const std::vector<std::string>& args) {
   std::optional<LmEvalResults> lm_eval;
   if (!lm_eval_path.empty()) lm_eval = ReadLmEvalResults(lm_eval_path);
   std::vector<MinimalPair> pairs;
-  for (const auto& spec : pair_specs) {
-    for (const auto& f : ResolvePairFiles(spec, SharedDataDir())) {
-      std::vector<MinimalPair> p = ReadMinimalPairs(f);
-      pairs.insert(pairs.end(), p.begin(), p.end());
-    }
+  for (const auto& f : ResolvePairSpecs(pair_specs, SharedDataDir())) {
+    std::vector<MinimalPair> p = ReadMinimalPairs(f);
+    pairs.insert(pairs.end(), p.begin(), p.end());
   }
+  // Sentences longer than the context are refused now, and the longest counts in the estimate.
+  const int64_t longest_pair =
+      pairs.empty() ? 0 : CheckPairLengths(*LoadModelTokenizer(mo.model), pairs, LoadModelConfig(mo.model).max_pos);
   std::optional<TextWindows> tw;
   if (!text_path.empty()) {
     tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, LoadModelConfig(mo.model), mo.model);
   }
+  if (!reference.empty()) CheckSameTokenizer(mo.model, "model", reference, text_path);
 
   if (tw || !pairs.empty()) {
     const ModelConfig config = LoadModelConfig(mo.model);
@@ -119,7 +126,7 @@ int RunEval(const std::vector<std::string>& args) {
     eo.reference = !reference.empty();
     eo.per_token = ro.has_value();
     eo.text_bytes = tw ? fs::FileSize(text_path) : 0;
-    eo.pair_tokens = pairs.empty() ? 0 : pair_batch_tokens;
+    eo.pair_tokens = pairs.empty() ? 0 : std::max(pair_batch_tokens, longest_pair);
     const recipes::MemoryEstimate memory = recipes::EstimateEval(config, eo);
     log::Verbose("eval", memory.Describe(8));
     if (memory_limit > 0) {

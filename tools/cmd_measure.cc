@@ -87,6 +87,7 @@ int RunMeasure(const std::vector<std::string>& args) {
   PC_CHECK(batch >= 0, "--batch must not be negative");
   const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
   RunOutputOptions ro{out, store::kind::kMeasure, run.empty() ? DefaultRunName(compressed) : run, overwrite, append};
+  fs::CheckNotAnInput(out, "--out", {{"--reference", reference}, {"--compressed", compressed}, {"--text", text_path}});
   CheckRunOutput(ro);
   MeasureOptions mo;
   mo.cache = ToCacheOptions(cache);
@@ -98,6 +99,7 @@ int RunMeasure(const std::vector<std::string>& args) {
   ModelOptions ref_opts{reference, dtype}, comp_opts{compressed, dtype};
   const ModelConfig ref_config = LoadModelConfig(reference);
   CheckSameConfig(ref_config, LoadModelConfig(compressed), mo.reference_name, mo.compressed_name);
+  CheckSameTokenizer(compressed, "compressed model", reference, text_path);
   TextWindows tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, ref_config, reference);
   {
     recipes::EvalMemoryOptions eo;

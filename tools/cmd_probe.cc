@@ -98,13 +98,11 @@ ProbeSetup Load(const std::string& probe, const ProbeFlags& f, const std::vector
                 const ModelConfig& config) {
   ProbeSetup s;
   s.config = config;
-  for (const auto& spec : f.pairs) {
-    for (const auto& file : ResolvePairFiles(spec, SharedDataDir())) {
-      std::vector<MinimalPair> p = ReadMinimalPairs(file);
-      if (f.max_pairs > 0 && static_cast<int64_t>(p.size()) > f.max_pairs) p.resize(f.max_pairs);
-      s.in.pairs.insert(s.in.pairs.end(), p.begin(), p.end());
-      s.context.pair_files.push_back(file);
-    }
+  for (const auto& file : ResolvePairSpecs(f.pairs, SharedDataDir())) {
+    std::vector<MinimalPair> p = ReadMinimalPairs(file);
+    if (f.max_pairs > 0 && static_cast<int64_t>(p.size()) > f.max_pairs) p.resize(f.max_pairs);
+    s.in.pairs.insert(s.in.pairs.end(), p.begin(), p.end());
+    s.context.pair_files.push_back(file);
   }
   s.text = LoadTextWindows(f.text, f.text_field, f.seq_len, f.max_windows, config, f.mo.model);
   s.model = LoadModel(f.mo);

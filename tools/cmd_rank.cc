@@ -95,7 +95,7 @@ int RunRank(const std::vector<std::string>& args) {
   options.bootstrap.resamples = resamples;
   options.bootstrap.seed = seed;
   options.coefficient = reports::ParseCoefficient(coefficient, "--coefficient");
-  options.threads = common.threads > 0 ? common.threads : DefaultThreads();
+  options.threads = common.threads;  // checked by Parse (1 .. cores)
   options.Validate();
 
   if (list_predictors && results_path.empty()) {
@@ -105,7 +105,8 @@ int RunRank(const std::vector<std::string>& args) {
   PC_CHECK(!results_path.empty(), "rank: no results file given (usage: perpcomp rank results.h5 --out DIR)");
   if (!list_predictors && !list_outcomes) {
     PC_CHECK(!out_dir.empty(), "rank: --out DIR is required (the report's folder)");
-    fs::CheckOutputPath(out_dir, overwrite, "--out");
+    fs::CheckOutputPath(out_dir, overwrite, "--out", fs::OutputKind::kFolder);
+    fs::CheckNotAnInput(out_dir, "--out", {{"the results file", results_path}});
   }
 
   const reports::SweepResults results = reports::ReadSweepResults(results_path);

@@ -3,6 +3,7 @@
 //   [--import-lm-eval DIR]
 // Every run of a sweep file compressed, measured and evaluated against the model; resumable,
 // crash-safe, sharded (docs/SWEEPS.md). The library side is recipes/sweep_run.h.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -20,6 +21,7 @@
 #include "recipes/sweep_results.h"
 #include "recipes/sweep_run.h"
 #include "store/file.h"
+#include "store/untrusted.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
 #include "tools/run_io.h"
@@ -56,12 +58,12 @@ void PrintRuns(const recipes::SweepPlan& plan, const std::vector<size_t>& runs, 
 void CheckSweepOutput(const std::string& out, const nlohmann::json& conventions) {
   const std::string key = recipes::ConventionsKey(conventions);
   if (!fs::Exists(out)) {
-    fs::CheckOutputPath(out, false, "--out");
+    fs::CheckOutputPath(out, false, "--out", fs::OutputKind::kFile);
     return;
   }
   recipes::ResultsHeader h;
   try {
-    store::File f = store::File::OpenRead(out, store::kind::kSweepResults);
+    store::File f = store::OpenUntrusted(out, store::kind::kSweepResults);
     h = recipes::ReadResultsHeader(f);
   } catch (const Error& e) {
     PC_THROW("--out: refusing to replace '", out, "': ", e.what(), "; remove it or choose another --out");
@@ -77,6 +79,7 @@ void CheckSweepOutput(const std::string& out, const nlohmann::json& conventions)
 void SetAsideDamagedRunFiles(const std::string& work) {
   for (const auto& path : recipes::ListRunFiles(work)) {
     try {
+      store::CheckNotDamaged(path);  // a malformed file can crash libhdf5 (store/untrusted.h)
       recipes::ReadRunFileInfo(path);
     } catch (const Error& e) {
       log::Warn("sweep", "run file '", path, "' cannot be read (", e.what(), "); moved to '", path,
@@ -153,6 +156,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     PC_CHECK(calib_seq_len > 0, "--calib-seq-len must be positive, got ", calib_seq_len);
     calib.seq_len = calib_seq_len;
   }
+  PC_CHECK(seed >= -1, "--calib-seed must be a seed >= 0 (or -1: the recipe's default), got ", seed);
   if (seed >= 0) calib.seed = static_cast<uint64_t>(seed);
   int64_t self_n = 0;
   PC_CHECK(ParseSelfSpec(calib.source, &self_n) || fs::Exists(calib.source), "--calib '", calib.source,
@@ -167,13 +171,15 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   in.calib = calib;
   in.eval_path = eval_path;
   in.lm_eval_dir = lm_eval_dir;
-  for (const auto& spec : pair_specs) {
-    for (const auto& f : ResolvePairFiles(spec, SharedDataDir())) {
-      std::vector<MinimalPair> p = ReadMinimalPairs(f);
-      in.pairs.insert(in.pairs.end(), p.begin(), p.end());
-      in.pair_files.push_back(f);
-    }
+  for (const auto& f : ResolvePairSpecs(pair_specs, SharedDataDir())) {
+    std::vector<MinimalPair> p = ReadMinimalPairs(f);
+    in.pairs.insert(in.pairs.end(), p.begin(), p.end());
+    in.pair_files.push_back(f);
   }
+  // Sentences longer than the context are refused now, and the longest counts in the estimate.
+  const int64_t longest_pair = in.pairs.empty() ? 0
+                               : CheckPairLengths(*LoadModelTokenizer(model_dir), in.pairs,
+                                                  LoadModelConfig(model_dir).max_pos);
   TextWindows tw = LoadTextWindows(eval_path, "text", seq_len, max_windows, LoadModelConfig(model_dir), model_dir);
   in.windows = tw.windows.tokens;
   in.eval_sha256 = tw.text.sha256;
@@ -193,7 +199,8 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     eo.disk_bytes = recipes::DiskWeightBytes(config);
     eo.per_token = per_token;
     eo.text_bytes = fs::FileSize(eval_path);
-    eo.pair_tokens = in.pairs.empty() ? 0 : 8192;  // ScoreMinimalPairs' default batch
+    // ScoreMinimalPairs' default batch, or the longest sequence when it is longer (a batch of its own).
+    eo.pair_tokens = in.pairs.empty() ? 0 : std::max<int64_t>(8192, longest_pair);
     const recipes::MemoryEstimate memory = recipes::EstimateSweep(config, runs, eo);
     log::Verbose("sweep", memory.Describe(8));
     if (memory_limit > 0) {
@@ -222,6 +229,12 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     }
   };
 
+  {
+    std::vector<std::pair<std::string, std::string>> inputs = {
+        {"--model", model_dir}, {"--sweep", sweep_path}, {"--calib", calib.source}, {"--eval", eval_path}};
+    for (const auto& f : in.pair_files) inputs.push_back({"--pairs", f});
+    fs::CheckNotAnInput(out, "--out", inputs);
+  }
   const nlohmann::json conventions = recipes::SweepConventions(in, so.cache);
   CheckSweepOutput(out, conventions);
   SetAsideDamagedRunFiles(so.work);

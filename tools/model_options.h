@@ -20,5 +20,10 @@ void AddModelOptions(po::options_description& desc, ModelOptions& opts, bool req
 std::unique_ptr<Model> LoadModel(const ModelOptions& opts);
 // The model folder's tokenizer; errors name the folder.
 std::unique_ptr<Tokenizer> LoadModelTokenizer(const std::string& model_dir);
+// A model compared with a reference must read the same token ids: refuses when their tokenizers
+// differ in vocabulary size, special ids, or the ids of `sample_text` (the start of the evaluation
+// text, up to its last line break within 64 KiB). Tokenizer files that differ only in form pass.
+void CheckSameTokenizer(const std::string& model_dir, const std::string& model_name, const std::string& reference_dir,
+                        const std::string& sample_text_path);
 
 }  // namespace pc::cli

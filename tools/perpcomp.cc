@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/heap.h"
+#include "core/current_work.h"
 #include "core/threads.h"
 #include "tools/commands.h"
 
@@ -21,6 +22,12 @@ void PrintUsage(FILE* out) {
                "commands:\n");
   for (const auto& c : pc::cli::Commands()) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out, "\nShared data (tests, presets): $PERPCOMP_SHARED or ../shared. Docs: README.md, docs/.\n");
+}
+
+// " during compress: 3 of 12 blocks done" (the work that was running), or "".
+std::string Stage() {
+  const std::string work = pc::CurrentWork();
+  return work.empty() ? std::string() : " during " + work;
 }
 
 }  // namespace
@@ -54,10 +61,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "perpcomp %s: %s (see perpcomp %s --help)\n", verb.c_str(), e.what(), verb.c_str());
     return 2;
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "\nperpcomp %s: error in a tensor operation: %s\n", verb.c_str(), e.what_without_backtrace());
+    const std::string what = e.what_without_backtrace();
+    if (what.find("can't allocate memory") != std::string::npos) {  // LibTorch's CPU allocator
+      std::fprintf(stderr, "\nperpcomp %s: error: out of memory%s: %s\n", verb.c_str(), Stage().c_str(), what.c_str());
+    } else {
+      std::fprintf(stderr, "\nperpcomp %s: error in a tensor operation: %s\n", verb.c_str(), what.c_str());
+    }
     return 3;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "\nperpcomp %s: error: out of memory\n", verb.c_str());
+    std::fprintf(stderr, "\nperpcomp %s: error: out of memory%s\n", verb.c_str(), Stage().c_str());
     return 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "\nperpcomp %s: internal error: %s\n", verb.c_str(), e.what());

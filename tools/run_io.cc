@@ -4,6 +4,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "store/untrusted.h"
 #include "tools/model_options.h"
 
 namespace pc::cli {
@@ -32,7 +33,7 @@ namespace {
 // given the context of what we were about to do.
 store::File OpenExisting(const RunOutputOptions& o, const char* doing) {
   try {
-    return store::File::OpenRead(o.path, o.kind);
+    return store::OpenUntrusted(o.path, o.kind);  // read in a child first (store/untrusted.h)
   } catch (const Error& e) {
     PC_THROW("--out: refusing to ", doing, " '", o.path, "': ", e.what(), "; remove it or choose another --out");
   }
@@ -43,7 +44,7 @@ void CheckRunOutput(const RunOutputOptions& o) {
   PC_CHECK(!o.run.empty() && o.run.find('/') == std::string::npos && o.run != "." && o.run != "..",
            "--run '", o.run, "' is not a valid run name (no '/', not empty)");
   if (!fs::Exists(o.path)) {
-    fs::CheckOutputPath(o.path, o.overwrite, "--out");
+    fs::CheckOutputPath(o.path, o.overwrite, "--out", fs::OutputKind::kFile);
     return;
   }
   if (o.append) {
@@ -56,7 +57,7 @@ void CheckRunOutput(const RunOutputOptions& o) {
   }
   PC_CHECK(o.overwrite, "--out '", o.path, "' already exists; pass --overwrite to replace it or --append to add this run");
   OpenExisting(o, "overwrite");
-  fs::CheckOutputPath(o.path, true, "--out");
+  fs::CheckOutputPath(o.path, true, "--out", fs::OutputKind::kFile);
 }
 
 RunOutput StartRunOutput(const RunOutputOptions& o) {

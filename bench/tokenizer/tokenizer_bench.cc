@@ -3,7 +3,9 @@
 // Prints one table: encode time (best of 3), MB/s and tokens for the GPT-NeoX tokenizer.json, the
 // Llama tokenizer.model read natively (its tokenizer.json form, our BPE engine: what perpcomp uses)
 // and through libsentencepiece (pc_tokenizer_spm, for comparison only; it cannot be loaded beside
-// LibTorch), then byte-level BPE training to 4096 tokens on WikiText-2 test + tiny shakespeare.
+// LibTorch), then byte-level BPE training to 4096 tokens on WikiText-2 test + tiny shakespeare, then
+// the huge inputs of tests/tokenizer/bpe_test.cc "huge inputs do not hang" (a 1 MB word, 1 MB of spaces,
+// 200,000 mixed letters) with the GPT-NeoX tokenizer (that test no longer asserts on time).
 // The shared data: the argument, else $PERPCOMP_SHARED/data, else <source>/../shared/data.
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "bench/cpu_model.h"
 #include "core/fs.h"
 #include "model/tokenizer/bpe_trainer.h"
 #include "model/tokenizer/libsentencepiece.h"
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
   }
   std::string wiki = pc::fs::ReadFile(wiki_path);
 
+  pc::bench::PrintCpu();
   std::printf("| %-40s | %-22s | %8s | %8s | %9s |\n", "tokenizer", "work", "seconds", "MB/s", "tokens");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(42, '-').c_str(), std::string(24, '-').c_str(),
               std::string(10, '-').c_str(), std::string(10, '-').c_str(), std::string(11, '-').c_str());
@@ -64,6 +68,21 @@ int main(int argc, char** argv) {
   double load = Seconds([&] { neox = pc::LoadTokenizer(data + "/tokenizers/gpt-neox-20b/tokenizer.json"); });
   Row("gpt-neox-20b tokenizer.json", "load", 2467981.0, load, neox->vocab_size());
   BenchEncode("gpt-neox-20b tokenizer.json", *neox, wiki);
+  std::string mixed;
+  for (int i = 0; i < 200000; ++i) mixed += static_cast<char>('a' + (i * 7919) % 26);
+  const std::pair<const char*, std::string> huge[] = {
+      {"1 MB word: encode+decode", std::string(1 << 20, 'x')},
+      {"1 MB spaces: encode+decode", std::string(1 << 20, ' ')},
+      {"200k mixed: encode+decode", mixed}};
+  for (const auto& [what, text] : huge) {
+    long tokens = 0;
+    double s = Seconds([&, &text = text] {
+      auto ids = neox->Encode(text);
+      tokens = static_cast<long>(ids.size());
+      if (neox->Decode(ids) != text) std::fprintf(stderr, "round trip failed: %s\n", what);
+    });
+    Row("gpt-neox-20b tokenizer.json", what, static_cast<double>(text.size()), s, tokens);
+  }
 
   const std::string llama_model = data + "/tokenizers/llama-spm/tokenizer.model";
   std::unique_ptr<pc::Tokenizer> llama;

@@ -4,7 +4,6 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <fstream>
 
 #include "calibration/windows.h"
@@ -143,7 +142,8 @@ TEST_CASE("minimal-pair scoring: known answers, ties wrong and counted, batching
   CHECK(acc.overall.correct == 2 + static_cast<int64_t>(scores[1].correct()));
 }
 
-TEST_CASE("BLiMP subject-verb agreement: 6000 pairs on stories260K in seconds", "[metrics][shared][slow]") {
+TEST_CASE("BLiMP subject-verb agreement: 6000 pairs on stories260K", "[metrics][shared][slow]") {
+  // Its speed is measured by bench/metrics/pairs_bench (no timed assertion here, docs/RELIABILITY.md).
   PC_REQUIRE_SHARED();
   std::string dir = pc::test::Stories260KDir();
   auto model = pc::Model::Load(dir);
@@ -154,15 +154,11 @@ TEST_CASE("BLiMP subject-verb agreement: 6000 pairs on stories260K in seconds", 
     pairs.insert(pairs.end(), p.begin(), p.end());
   }
   REQUIRE(pairs.size() == 6000);
-  auto start = std::chrono::steady_clock::now();
   auto scores = pc::ScoreMinimalPairs(*model, *tok, pairs);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   pc::PairAccuracy acc = pc::AggregatePairs(pairs, scores);
   REQUIRE(acc.by_file.size() == 6);
   for (const auto& r : acc.by_file) {
     WARN(r.group << ": " << r.accuracy << " (" << r.ties << " ties)");
     CHECK(r.pairs == 1000);
   }
-  WARN("6000 pairs scored in " << seconds << " s");
-  CHECK(seconds < 30);
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -61,6 +63,21 @@ TEST_CASE("safetensors: a valid file round-trips through the writer", "[model][s
   CHECK_THROWS_WITH(ck->LoadRaw("c"), Contains("missing tensor 'c'"));
 }
 
+TEST_CASE("safetensors: a value that is not finite in the stored dtype is refused with the tensor's name",
+          "[model][safetensors][reliability]") {
+  // issue 19 item 9: AWQ on an f16 checkpoint wrote +inf (a float32 value beyond F16's 65504) with exit 0.
+  std::string dir = pc::test::TempDir("st-inf");
+  pc::SafetensorsWriter w(dir, {{"ok", pc::StDType::kF16, {2}}, {"big", pc::StDType::kF16, {3}},
+                                {"nan", pc::StDType::kF32, {2}}},
+                          pc::kDefaultMaxShardBytes);
+  w.Write("ok", at::tensor({1.0f, 65504.0f}));
+  CHECK_THROWS_WITH(w.Write("big", at::tensor({1.0f, 7.0e4f, -2.0f})),
+                    Contains("cannot write tensor 'big'") && Contains("1 of its values are not finite in F16") &&
+                        Contains("flat index 1, is inf, from the finite 70000 in Float, beyond the dtype's range"));
+  CHECK_THROWS_WITH(w.Write("nan", at::tensor({NAN, 1.0f})),
+                    Contains("cannot write tensor 'nan'") && Contains("already before the conversion"));
+}
+
 TEST_CASE("safetensors: every malformed header is refused with its reason", "[model][safetensors]") {
   const std::string ok_data(16, '\0');
   CHECK_THAT(OpenError(""), Contains("too short"));
@@ -109,9 +126,27 @@ std::string BrokenModel(const std::function<void(nlohmann::json&, std::map<std::
   pc::fs::WriteFileAtomic(dir + "/config.json", config.dump());
   std::vector<pc::SafetensorsWriter::Entry> entries;
   for (auto& [n, t] : tensors) entries.push_back({n, pc::FromScalarType(t.scalar_type()), t.sizes().vec()});
-  pc::SafetensorsWriter w(dir, entries, pc::kDefaultMaxShardBytes);
-  for (auto& [n, t] : tensors) w.Write(n, t);
-  w.Finish();
+  // The writer refuses non-finite values (an output must load), so a float32 NaN or Inf is
+  // written as a sentinel and patched into the file's bytes afterwards.
+  constexpr float kSentinel = 12345.5f;
+  float non_finite = 0;
+  for (auto& [n, t] : tensors) {
+    if (t.scalar_type() != at::kFloat || at::isfinite(t).all().item<bool>()) continue;
+    non_finite = t.masked_select(at::isfinite(t).logical_not())[0].item<float>();
+    t = at::where(at::isfinite(t), t, at::full_like(t, kSentinel));
+  }
+  {
+    pc::SafetensorsWriter w(dir, entries, pc::kDefaultMaxShardBytes);
+    for (auto& [n, t] : tensors) w.Write(n, t);
+    w.Finish();
+  }
+  if (non_finite != 0) {
+    const std::string path = dir + "/model.safetensors";
+    std::string bytes = pc::fs::ReadFile(path);
+    const std::string from(reinterpret_cast<const char*>(&kSentinel), 4), to(reinterpret_cast<const char*>(&non_finite), 4);
+    for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 4)) bytes.replace(at, 4, to);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  }
   return dir;
 }
 

@@ -1,7 +1,6 @@
 // Bootstrap intervals, the paired difference, leave-one-group-out.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 
 #include "core/error.h"
@@ -216,12 +215,10 @@ TEST_CASE("leave one group out", "[reports]") {
                     Contains("1 group names for 8 runs"));
 }
 
-TEST_CASE("bootstrap cost at the size of a large sweep", "[reports]") {
+TEST_CASE("bootstrap at the size of a large sweep", "[reports]") {
+  // Its cost is measured by bench/reports/bootstrap_bench (no timed assertion here, docs/RELIABILITY.md).
   const Runs r = MakeRuns(300, 2);
-  const auto start = std::chrono::steady_clock::now();
   const auto all = pc::reports::BootstrapCorrelations(r.perp, r.outcome, BootstrapOptions{});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  WARN("4 coefficients, n = 300, B = 2000: " << seconds << " s");
-  CHECK(all[3].has_interval());
-  CHECK(seconds < 10);
+  REQUIRE(all.size() == 4);
+  for (const auto& interval : all) CHECK(interval.has_interval());
 }

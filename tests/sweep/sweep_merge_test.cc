@@ -2,12 +2,23 @@
 // rebuilt from run files, and every refusal of `perpcomp merge`.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/fs.h"
 #include "core/sha256.h"
 #include "recipes/sweep_results.h"
 #include "store/file.h"
+#include "store/table.h"
 #include "tests/sweep/sweep_test_util.h"
 
 using Catch::Matchers::Contains;
@@ -68,13 +79,14 @@ std::string WriteReference(const std::string& dir) {
 
 // A results file of `runs` under `conventions` (shard "" or "K/N").
 std::string WriteResults(const std::string& dir, const std::string& name, const std::vector<FakeRun>& runs,
-                         const json& conventions, const std::string& shard = "", int64_t total = 3) {
+                         const json& conventions, const std::string& shard = "", int64_t total = 3,
+                         const std::string& sweep_yaml = "name: fake\n") {
   const std::string sub = pc::test::TempDir("merge-" + name);
   std::vector<std::string> files;
   for (const auto& r : runs) files.push_back(WriteRunFile(sub, r, conventions));
   pc::recipes::ResultsHeader h;
   h.sweep = "fake";
-  h.sweep_yaml = "name: fake\n";
+  h.sweep_yaml = sweep_yaml;
   h.conventions = conventions;
   h.conventions_key = pc::recipes::ConventionsKey(conventions);
   h.runs_total = total;
@@ -177,4 +189,140 @@ TEST_CASE("perpcomp merge refuses other models, other conventions, and files tha
   r = pc::test::RunPerpcomp("merge --out " + Q(dir + "/m.h5"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("give the sweep-results files"));
+}
+
+// ---- Reliability, round two (docs/RELIABILITY.md "Hostile use of the commands") ----
+
+TEST_CASE("merge of two different sweeps: a run both hold counts once in runs_total", "[sweep][reliability]") {
+  const std::string dir = pc::test::TempDir("merge-two-sweeps");
+  const json conv = Conventions();
+  // Sweep A has 4 runs (a, b, c, d), sweep B 3 (c, d, e): 5 distinct runs, not 7.
+  const std::string a = WriteResults(dir, "a", {{"a", 0, 0.1}, {"b", 1, 0.2}, {"c", 2, 0.3}, {"d", 3, 0.4}}, conv, "",
+                                     4, "name: A\n");
+  const std::string b = WriteResults(dir, "b", {{"c", 2, 0.3}, {"d", 3, 0.4}, {"e", 4, 0.5}}, conv, "", 3, "name: B\n");
+  const std::string all = dir + "/all.h5";
+  auto s = pc::recipes::MergeSweepResults({a, b}, all, false);
+  CHECK(s.runs == 5);
+  CHECK(s.duplicates == 2);
+  pc::store::File f = pc::store::File::OpenRead(all, pc::store::kind::kSweepResults);
+  CHECK(f.root().GetAttr<int64_t>("runs_total") == 5);
+  CHECK(f.root().GetAttr<int64_t>("runs_complete") == 5);
+}
+
+namespace {
+
+// A copy of `src` with `edit` applied to it (HDF5 through the store, opened for writing).
+std::string Edited(const std::string& src, const std::string& name,
+                   const std::function<void(const pc::store::Group& root)>& edit) {
+  const std::string out = pc::fs::Parent(src) + "/" + name;
+  std::filesystem::copy_file(src, out, std::filesystem::copy_options::overwrite_existing);
+  pc::store::File f = pc::store::File::OpenReadWrite(out, pc::store::kind::kSweepResults);
+  edit(f.root());
+  f.Close();
+  return out;
+}
+
+// Runs `command_line` through /bin/sh with RLIMIT_FSIZE = `bytes` and SIGXFSZ ignored: a write
+// past the limit fails with EFBIG, as one fails with ENOSPC on a full disk.
+pc::test::RunResult RunWithFileLimit(const std::string& command_line, rlim_t bytes) {
+  const std::string dir = pc::test::TempDir("fsize");
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int o = ::open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open((dir + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{bytes, bytes};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    ::execl("/bin/sh", "sh", "-c", command_line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  pc::test::RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = pc::fs::ReadFile(dir + "/out");
+  r.err = pc::fs::ReadFile(dir + "/err");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("rank refuses a results file whose runs_complete exceeds its runs, or whose delta_nll is text",
+          "[sweep][reliability]") {
+  const std::string dir = pc::test::TempDir("results-hostile");
+  const json conv = Conventions();
+  const std::string fake = WriteResults(dir, "fake", {{"a", 0, 0.1}, {"b", 1, 0.2}, {"c", 2, 0.3}}, conv);
+  // The fake runs completed with what rank needs besides the downstream scores.
+  const std::string ok = Edited(fake, "ok.h5", [](const pc::store::Group& root) {
+    for (const auto& name : root.OpenGroup("runs").ListGroups()) {
+      const pc::store::Group g = root.OpenGroup("runs/" + name);
+      g.SetAttr("recipe", name);
+      g.SetAttr("method", "rtn");
+      g.SetAttr("family", "rtn");
+      pc::store::Table sites;
+      sites.AddColumn<std::string>("name", {"model.layers.0.mlp.down_proj"});
+      sites.AddColumn<double>("perp", {0.5});
+      g.WriteTable("sites", sites);
+    }
+  });
+  const std::string more = Edited(ok, "more.h5", [](const pc::store::Group& root) {
+    root.SetAttr("runs_complete", int64_t{9});
+  });
+  auto r = pc::test::RunPerpcomp("rank " + Q(more) + " --out " + Q(dir + "/r1"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("more.h5: runs_complete is 9 but /runs holds 3 runs; the file is damaged"));
+  const std::string text = Edited(ok, "text.h5", [](const pc::store::Group& root) {
+    pc::store::Group d = root.OpenGroup("runs/b/downstream");
+    d.SetAttr("delta_nll", std::string("0.2"));
+  });
+  r = pc::test::RunPerpcomp("rank " + Q(text) + " --out " + Q(dir + "/r2"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("/runs/b/downstream: attribute 'delta_nll' is string, expected a number (float64)"));
+}
+
+TEST_CASE("a full disk or a file-size limit during merge ends with a clear error and removes the temporary",
+          "[sweep][reliability]") {
+  const std::string dir = pc::test::TempDir("merge-full");
+  const json conv = Conventions();
+  std::vector<FakeRun> many;
+  for (int i = 0; i < 20; ++i) many.push_back({"run" + std::to_string(i), i, 0.01 * i});
+  // Runs with per-token data (16 MB in all), so that the limit is met while H5Ocopy copies them
+  // (small files failed only at the close, cleanly; these made libhdf5 segfault, exit 139).
+  const std::string a = Edited(WriteResults(dir, "small", many, conv, "", 20), "a.h5", [](const pc::store::Group& root) {
+    for (const auto& name : root.OpenGroup("runs").ListGroups()) {
+      root.OpenGroup("runs/" + name).WriteVector("per_token", std::vector<float>(200000, 0.5f));
+    }
+  });
+  const int64_t size = pc::fs::FileSize(a);
+  const std::string out_dir = dir + "/out";
+  pc::fs::MakeDirs(out_dir);
+
+  // A file-size limit below the merged file's size (EFBIG).
+  auto r = RunWithFileLimit(Q(pc::test::PerpcompBin()) + " merge " + Q(a) + " --out " + Q(out_dir + "/m.h5"),
+                            static_cast<rlim_t>(size / 2));
+  INFO(r.err);
+  CHECK(r.exit_code == 1);  // 139 was the segfault inside libhdf5's object copy
+  CHECK_THAT(r.err, Contains("file size limit reached writing '" + out_dir + "/m.h5'") &&
+                        Contains("File too large") && Contains("the temporary file was removed"));
+  CHECK(pc::test::Temporaries(out_dir).empty());
+  CHECK_FALSE(pc::fs::Exists(out_dir + "/m.h5"));
+
+  // A full file system (ENOSPC): a tmpfs smaller than the merged file, where mounting is allowed.
+  const std::string small = dir + "/tmpfs";
+  pc::fs::MakeDirs(small);
+  const std::string opts = "size=" + std::to_string(std::max<int64_t>(size / 2, 4096));
+  PC_SKIP_IF(::mount("tmpfs", small.c_str(), "tmpfs", 0, opts.c_str()) != 0,
+             "cannot mount a small tmpfs here (not root, or no permission); the ENOSPC case is not run");
+  r = pc::test::RunPerpcomp("merge " + Q(a) + " --out " + Q(small + "/m.h5"));
+  const auto temporaries = pc::test::Temporaries(small);
+  const bool final_exists = pc::fs::Exists(small + "/m.h5");
+  ::umount(small.c_str());
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("no space left writing '" + small + "/m.h5'") && Contains("No space left on device"));
+  CHECK(temporaries.empty());
+  CHECK_FALSE(final_exists);
 }

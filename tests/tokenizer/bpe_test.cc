@@ -2,7 +2,6 @@
 // characters, options, and every error path (with its message).
 #include <catch2/catch.hpp>
 
-#include <chrono>
 
 #include "core/fs.h"
 #include "model/tokenizer/bpe_tokenizer.h"
@@ -127,7 +126,7 @@ TEST_CASE("encode/decode argument errors", "[tokenizer]") {
 TEST_CASE("huge inputs do not hang", "[tokenizer][shared]") {
   PC_REQUIRE_SHARED();
   auto neox = pc::LoadTokenizer(pc::test::SharedPath("tokenizers/gpt-neox-20b"));
-  auto start = std::chrono::steady_clock::now();
+  // They finish (no timeout); their speed is measured by bench/tokenizer/tokenizer_bench.
   std::string word(1 << 20, 'x');  // one 1 MB word: the heap keeps BPE O(n log n)
   CHECK(neox->Decode(neox->Encode(word)) == word);
   std::string spaces(1 << 20, ' ');
@@ -135,8 +134,6 @@ TEST_CASE("huge inputs do not hang", "[tokenizer][shared]") {
   std::string mixed;
   for (int i = 0; i < 200000; ++i) mixed += static_cast<char>('a' + (i * 7919) % 26);
   CHECK(neox->Decode(neox->Encode(mixed)) == mixed);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 30);  // about 1 s in a release build
 }
 
 TEST_CASE("sentencepiece tokenizer.model read natively: a small BPE model", "[tokenizer]") {

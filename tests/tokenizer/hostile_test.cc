@@ -3,7 +3,6 @@
 // LibTorch-free, so the sanitizer build (build-asan) runs these too.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <string>
 
 #include "core/fs.h"
@@ -49,18 +48,11 @@ std::string Write(const std::string& name, const std::string& text) {
   return path;
 }
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 }  // namespace
 
-TEST_CASE("hostile tokenizer.json: 1M merges load in bounded time and encode", "[tokenizer][hostile]") {
+TEST_CASE("hostile tokenizer.json: 1M merges load and encode", "[tokenizer][hostile]") {
   std::string path = Write("tokenizer.json", HugeMergesJson(kHugeMerges));
-  auto start = std::chrono::steady_clock::now();
-  auto tok = pc::LoadTokenizer(path);
-  double seconds = SecondsSince(start);
-  // Release: ~1 s; ASan: a few seconds. The bound only catches superlinear behaviour.
-  CHECK(seconds < 120);
+  auto tok = pc::LoadTokenizer(path);  // finishes (no timed assertion; CTest's timeout bounds it)
   CHECK(tok->vocab_size() == 3);
   CHECK(tok->Encode("abab") == Ids{2, 2});  // duplicate merges: a later one wins, as in HF
   CHECK(tok->Decode({2, 0}) == "ab a");
