@@ -66,7 +66,7 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
   std::vector<int64_t> good(pairs.size()), bad(pairs.size());
   const bool learned = model.arch().pos == PosKind::kLearned;
   auto add = [&](const std::string& sentence, const MinimalPair& p) {
-    std::vector<int32_t> ids = tokenizer.Encode(sentence);
+    std::vector<int32_t> ids = tokenizer.Encode(options.prefix.empty() ? sentence : options.prefix + sentence);
     std::vector<int64_t> seq;
     seq.reserve(ids.size() + 1);
     seq.push_back(start);
