@@ -53,7 +53,7 @@ void CheckSameAccuracy(const nlohmann::json& ours, const nlohmann::json& lm, con
 
 }  // namespace
 
-TEST_CASE("lm-eval (HF backend) on original and compressed folders: BLiMP accuracy equals perpcomp's, drop reported",
+TEST_CASE("lm-eval (HF backend) on original and compressed folders: BLiMP accuracy equals perpcomp's and the drop is reported",
           "[oracle][shared][slow]") {
   PC_REQUIRE_SHARED();
   PC_REQUIRE_REFENV();
