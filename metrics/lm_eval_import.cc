@@ -38,4 +38,33 @@ LmEvalResults ReadLmEvalResults(const std::string& path) {
   return r;
 }
 
+namespace {
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
+std::vector<LmEvalDrop> CompareLmEvalResults(const LmEvalResults& model, const LmEvalResults& reference) {
+  std::vector<LmEvalDrop> out;
+  for (const auto& s : model.scores) {
+    if (EndsWith(s.metric, "_stderr")) continue;
+    for (const auto& r : reference.scores) {
+      if (r.task != s.task || r.metric != s.metric || r.filter != s.filter) continue;
+      LmEvalDrop d;
+      d.task = s.task;
+      d.metric = s.metric;
+      d.filter = s.filter;
+      d.value = s.value;
+      d.reference = r.value;
+      d.lower_is_better = s.metric.find("perplexity") != std::string::npos || s.metric == "bits_per_byte";
+      d.drop = d.lower_is_better ? s.value - r.value : r.value - s.value;
+      out.push_back(d);
+      break;
+    }
+  }
+  PC_CHECK(!out.empty(), "--lm-eval-reference: '", reference.path, "' shares no task/metric with '", model.path,
+           "' (run both with the same lm-eval tasks)");
+  return out;
+}
+
 }  // namespace pc

@@ -28,4 +28,19 @@ struct LmEvalResults {
 // no numeric score at all.
 LmEvalResults ReadLmEvalResults(const std::string& path);
 
+// One score of a model beside the same task/metric/filter of the reference model's results.
+// drop > 0 means worse than the reference: reference - value for scores where higher is better
+// (acc, acc_norm, ...), value - reference where lower is better (metrics whose name contains
+// "perplexity", and bits_per_byte).
+struct LmEvalDrop {
+  std::string task, metric, filter;
+  double value = 0, reference = 0, drop = 0;
+  bool lower_is_better = false;
+};
+
+// Every score of `model` whose task, metric and filter the reference also has, in `model`'s
+// order; standard errors (metrics ending in "_stderr") are left out. Errors name both files when
+// they share no score at all.
+std::vector<LmEvalDrop> CompareLmEvalResults(const LmEvalResults& model, const LmEvalResults& reference);
+
 }  // namespace pc

@@ -97,8 +97,21 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
   std::map<std::vector<int64_t>, int64_t> unique;
   std::vector<std::vector<int64_t>> sequences;
   std::vector<int64_t> good(pairs.size()), bad(pairs.size());
+<<<<<<< HEAD
   auto add = [&](bool is_good, const MinimalPair& p) {
     std::vector<int64_t> seq = EncodeChecked(tokenizer, start, p, is_good, model.config().max_pos);
+=======
+  const bool learned = model.arch().pos == PosKind::kLearned;
+  auto add = [&](const std::string& sentence, const MinimalPair& p) {
+    std::vector<int32_t> ids = tokenizer.Encode(options.prefix.empty() ? sentence : options.prefix + sentence);
+    std::vector<int64_t> seq;
+    seq.reserve(ids.size() + 1);
+    seq.push_back(start);
+    seq.insert(seq.end(), ids.begin(), ids.end());
+    PC_CHECK(!learned || static_cast<int64_t>(seq.size()) <= model.config().max_pos, p.file, " line ", p.line,
+             ": the sentence gives ", seq.size(), " tokens, more than the model's ", model.config().max_pos,
+             " positions");
+>>>>>>> lmeval
     auto it = unique.find(seq);
     if (it != unique.end()) return it->second;
     int64_t k = static_cast<int64_t>(sequences.size());

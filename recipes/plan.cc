@@ -92,7 +92,7 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
   for (const Pattern& p : recipe.ignore) {
     bool matches_any = false;
     for (const auto& e : out.plan.entries) matches_any = matches_any || p.Matches(e.name);
-    const std::string head = arch.lm_head;
+    const std::string head = WeightOf(arch.lm_head.hf);
     PC_CHECK(matches_any, p.loc().Str(), ": ignore pattern '", p.pattern(), "' matches no linear of this ",
              model.config().model_type, " model (linear names look like '", out.plan.entries[0].name, "'",
              p.Matches(head.substr(0, head.size() - 7))

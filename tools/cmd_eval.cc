@@ -1,5 +1,6 @@
 // perpcomp eval --model DIR [--text FILE [--seq-len N] [--max-windows K] [--reference DIR]]
-//   [--pairs FILE|DIR|blimp-sva ...] [--import-lm-eval FILE.json] [--out FILE.h5 [--run NAME]] [--json]
+//   [--pairs FILE|DIR|blimp-sva ... [--pair-prefix " "]]
+//   [--import-lm-eval FILE.json [--lm-eval-reference REF.json]] [--out FILE.h5 [--run NAME]] [--json]
 // Perplexity on a text; with --reference also ΔNLL, KL(reference ‖ model) and top-1 agreement;
 // minimal-pair accuracy; lm-evaluation-harness scores recorded. JSON keys by docs/METRICS.md
 // (later stages add keys, never rename them); everything into a "eval" HDF5 file with --out.
@@ -51,7 +52,7 @@ int RunEval(const std::vector<std::string>& args) {
   CommonOptions common;
   ModelOptions mo;
   CacheFlags cache;
-  std::string text_path, text_field, reference, lm_eval_path, out, run, max_memory;
+  std::string text_path, text_field, reference, lm_eval_path, lm_eval_ref_path, pair_prefix, out, run, max_memory;
   std::vector<std::string> pair_specs;
   int64_t seq_len = 0, max_windows = 0, batch = 0, pair_batch_tokens = 8192;
   bool json = false, overwrite = false, append = false;
@@ -67,7 +68,11 @@ int RunEval(const std::vector<std::string>& args) {
     ("pairs", po::value<std::vector<std::string>>(&pair_specs)->composing(),
      "minimal pairs: BLiMP .jsonl file, folder of them, or blimp-sva (repeatable)")
     ("pair-batch-tokens", po::value<int64_t>(&pair_batch_tokens)->default_value(8192), "padded tokens per minimal-pair forward")
+    ("pair-prefix", po::value<std::string>(&pair_prefix)->default_value(""),
+     "text before every minimal-pair sentence (\" \": lm-eval's BLiMP scoring, see docs/METRICS.md)")
     ("import-lm-eval", po::value<std::string>(&lm_eval_path), "record an lm-evaluation-harness results JSON")
+    ("lm-eval-reference", po::value<std::string>(&lm_eval_ref_path),
+     "the reference model's lm-eval results JSON: report the drop of every shared score")
     ("out", po::value<std::string>(&out), "write everything to this HDF5 file (kind \"eval\")")
     ("run", po::value<std::string>(&run), "run name in --out (default: the model folder's name)")
     ("overwrite", po::bool_switch(&overwrite), "replace an existing --out (with --append: a run of the same name)")
@@ -101,6 +106,9 @@ int RunEval(const std::vector<std::string>& args) {
   // Inputs that can be wrong are read before the model is loaded.
   std::optional<LmEvalResults> lm_eval;
   if (!lm_eval_path.empty()) lm_eval = ReadLmEvalResults(lm_eval_path);
+  PC_CHECK(lm_eval_ref_path.empty() || lm_eval, "eval: --lm-eval-reference needs --import-lm-eval");
+  std::vector<LmEvalDrop> lm_eval_drops;
+  if (!lm_eval_ref_path.empty()) lm_eval_drops = CompareLmEvalResults(*lm_eval, ReadLmEvalResults(lm_eval_ref_path));
   std::vector<MinimalPair> pairs;
   for (const auto& f : ResolvePairSpecs(pair_specs, SharedDataDir())) {
     std::vector<MinimalPair> p = ReadMinimalPairs(f);
@@ -186,6 +194,7 @@ int RunEval(const std::vector<std::string>& args) {
     auto tok = LoadModelTokenizer(mo.model);
     PairScoringOptions scoring;
     scoring.max_batch_tokens = pair_batch_tokens;
+    scoring.prefix = pair_prefix;
     scores = ScoreMinimalPairs(*model, *tok, pairs, scoring);
     accuracy = AggregatePairs(pairs, scores);
     j["pairs"] = {{"accuracy", accuracy.overall.accuracy},
@@ -201,6 +210,15 @@ int RunEval(const std::vector<std::string>& args) {
       le[s.task][s.filter.empty() ? s.metric : s.metric + "," + s.filter] = s.value;
     }
     j["lm_eval"] = le;
+    if (!lm_eval_drops.empty()) {
+      nlohmann::json drops = nlohmann::json::object();
+      for (const auto& d : lm_eval_drops) {
+        drops[d.task][d.filter.empty() ? d.metric : d.metric + "," + d.filter] = {
+            {"value", d.value}, {"reference", d.reference}, {"drop", d.drop}, {"lower_is_better", d.lower_is_better}};
+      }
+      j["lm_eval_drop"] = drops;
+      j["lm_eval_reference"] = lm_eval_ref_path;
+    }
   }
 
   if (ro) {
@@ -264,6 +282,14 @@ int RunEval(const std::vector<std::string>& args) {
                 static_cast<long long>(accuracy.overall.ties));
   }
   if (lm_eval) std::printf("recorded %zu lm-eval scores from %s\n", lm_eval->scores.size(), lm_eval_path.c_str());
+  if (!lm_eval_drops.empty()) {
+    std::printf("\nlm-eval against %s (drop > 0: worse than the reference)\n%-56s %-18s %12s %12s %12s\n",
+                lm_eval_ref_path.c_str(), "task", "metric", "value", "reference", "drop");
+    for (const auto& d : lm_eval_drops) {
+      std::printf("%-56s %-18s %12.6g %12.6g %+12.6g\n", d.task.c_str(),
+                  (d.filter.empty() ? d.metric : d.metric + "," + d.filter).c_str(), d.value, d.reference, d.drop);
+    }
+  }
   if (ro) std::printf("wrote %s (run '%s')\n", out.c_str(), ro->run.c_str());
   return 0;
 }

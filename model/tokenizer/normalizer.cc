@@ -3,8 +3,11 @@
 #include <unicode/bytestream.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
+#include <unicode/uniset.h>
 #include <unicode/unistr.h>
 
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/error.h"
@@ -21,16 +24,46 @@ bool IsAscii(const std::string& s) {
   }
   return true;
 }
+
+// The ICU normalizer restricted to code points assigned in Unicode kHfNormalizationUnicode or
+// earlier; later ones pass through unchanged and bound the normalized spans, as if unassigned.
+// HF tokenizers' NFC/NFD/NFKC/NFKD use the Rust crate unicode-normalization-alignments, whose tables
+// are Unicode 9.0 (measured against tokenizers 0.23: every combining mark of Unicode <= 9.0 is
+// reordered, none of 10.0-14.0 is; U+11938 (13.0) is not decomposed). ICU 72 is Unicode 15.0, so
+// without the filter e.g. U+0301 U+09FE reorders here and not in HF. See model/tokenizer/README.md.
+constexpr const char* kHfNormalizationUnicode = "9.0";
+
+const icu::Normalizer2& HfNormalizer(UnicodeForm form) {
+  struct Filtered {
+    icu::UnicodeSet assigned;
+    std::unique_ptr<icu::FilteredNormalizer2> n;
+  };
+  static Filtered forms[4];
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const UnicodeForm all[4] = {UnicodeForm::kNfc, UnicodeForm::kNfd, UnicodeForm::kNfkc, UnicodeForm::kNfkd};
+    for (int i = 0; i < 4; ++i) {
+      UErrorCode status = U_ZERO_ERROR;
+      const icu::Normalizer2* base = all[i] == UnicodeForm::kNfc    ? icu::Normalizer2::getNFCInstance(status)
+                                     : all[i] == UnicodeForm::kNfd  ? icu::Normalizer2::getNFDInstance(status)
+                                     : all[i] == UnicodeForm::kNfkc ? icu::Normalizer2::getNFKCInstance(status)
+                                                                    : icu::Normalizer2::getNFKDInstance(status);
+      PC_CHECK(U_SUCCESS(status), "ICU: cannot load the Unicode normalization data: ", u_errorName(status));
+      std::string pattern = std::string("[:age=") + kHfNormalizationUnicode + ":]";
+      forms[i].assigned.applyPattern(icu::UnicodeString::fromUTF8(pattern), status);
+      PC_CHECK(U_SUCCESS(status), "ICU: cannot build the set ", pattern, ": ", u_errorName(status));
+      forms[i].assigned.freeze();
+      forms[i].n = std::make_unique<icu::FilteredNormalizer2>(*base, forms[i].assigned);
+    }
+  });
+  return *forms[static_cast<int>(form)].n;
+}
 }  // namespace
 
 void NormalizeUnicode(UnicodeForm form, std::string* text) {
   if (IsAscii(*text)) return;  // every form leaves ASCII unchanged
+  const icu::Normalizer2* n = &HfNormalizer(form);
   UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* n = form == UnicodeForm::kNfc    ? icu::Normalizer2::getNFCInstance(status)
-                              : form == UnicodeForm::kNfd  ? icu::Normalizer2::getNFDInstance(status)
-                              : form == UnicodeForm::kNfkc ? icu::Normalizer2::getNFKCInstance(status)
-                                                           : icu::Normalizer2::getNFKDInstance(status);
-  PC_CHECK(U_SUCCESS(status), "ICU: cannot load the Unicode normalization data: ", u_errorName(status));
   icu::StringPiece source(text->data(), static_cast<int32_t>(text->size()));
   if (n->isNormalizedUTF8(source, status) && U_SUCCESS(status)) return;
   status = U_ZERO_ERROR;

@@ -20,7 +20,9 @@ class Normalizer {
 // null json -> nullptr. Errors name `where` ("tokenizer.json: normalizer") and list the supported types.
 std::unique_ptr<Normalizer> MakeNormalizer(const nlohmann::json& spec, const std::string& where);
 
-// Unicode normalization forms through ICU; ASCII text returns unchanged without a copy.
+// Unicode normalization forms through ICU, restricted to Unicode 9.0 as Hugging Face tokenizers'
+// tables (code points assigned later pass through unchanged, as unassigned ones); ASCII text returns
+// unchanged without a copy.
 enum class UnicodeForm { kNfc, kNfd, kNfkc, kNfkd };
 void NormalizeUnicode(UnicodeForm form, std::string* text);
 

@@ -43,3 +43,32 @@ TEST_CASE("lm-eval results: new (metric,filter) and old key styles, errors name 
   CHECK_THROWS_WITH(pc::ReadLmEvalResults(bad), Contains(bad + ": invalid JSON"));
   CHECK_THROWS_WITH(pc::ReadLmEvalResults(dir + "/none.json"), Contains("none.json' does not exist"));
 }
+
+TEST_CASE("lm-eval results against the reference model's: the drop, by each metric's direction", "[metrics]") {
+  std::string dir = pc::test::TempDir("lmeval_drop");
+  std::ofstream(dir + "/ref.json") << R"({"results": {
+      "blimp_local_x": {"alias": "x", "acc,none": 0.80, "acc_stderr,none": 0.04},
+      "wikitext_local": {"word_perplexity,none": 100.0, "bits_per_byte,none": 1.5},
+      "only_ref": {"acc,none": 0.5}}})";
+  std::ofstream(dir + "/cmp.json") << R"({"results": {
+      "blimp_local_x": {"acc,none": 0.75, "acc_stderr,none": 0.05},
+      "wikitext_local": {"word_perplexity,none": 110.0, "bits_per_byte,none": 1.25},
+      "only_model": {"acc,none": 0.9}}})";
+  auto drops = pc::CompareLmEvalResults(pc::ReadLmEvalResults(dir + "/cmp.json"), pc::ReadLmEvalResults(dir + "/ref.json"));
+  REQUIRE(drops.size() == 3);  // stderr and unshared tasks left out
+  CHECK(drops[0].task == "blimp_local_x");
+  CHECK(drops[0].metric == "acc");
+  CHECK(drops[0].filter == "none");
+  CHECK_FALSE(drops[0].lower_is_better);
+  CHECK(drops[0].drop == Approx(0.05));
+  CHECK(drops[1].metric == "bits_per_byte");  // metrics sorted by name within a task (nlohmann's order)
+  CHECK(drops[1].lower_is_better);
+  CHECK(drops[1].drop == Approx(-0.25));  // better than the reference
+  CHECK(drops[2].metric == "word_perplexity");
+  CHECK(drops[2].lower_is_better);
+  CHECK(drops[2].drop == Approx(10.0));
+  std::ofstream(dir + "/other.json") << R"({"results": {"arc_easy": {"acc": 0.4}}})";
+  CHECK_THROWS_WITH(pc::CompareLmEvalResults(pc::ReadLmEvalResults(dir + "/other.json"),
+                                             pc::ReadLmEvalResults(dir + "/ref.json")),
+                    Contains("shares no task/metric"));
+}

@@ -84,6 +84,21 @@ TEST_CASE("normalizers", "[tokenizer]") {
   CHECK_THROWS_WITH(tok::MakeNormalizer({{"no_type", 1}}, "n"), Contains("missing string member \"type\""));
 }
 
+TEST_CASE("Unicode normalization uses Unicode 9.0 as Hugging Face tokenizers", "[tokenizer]") {
+  // U+0301 (class 230) then U+0316 (220, Unicode 1.1): reordered. U+0301 then U+1DFA (218, Unicode
+  // 14.0): unchanged, as HF's Unicode 9.0 tables leave marks they do not know (ICU 72 would reorder).
+  CHECK(Normalize({{"type", "NFD"}}, "a\xCC\x81\xCC\x96") == "a\xCC\x96\xCC\x81");
+  CHECK(Normalize({{"type", "NFD"}}, "a\xCC\x81\xE1\xB7\xBA") == "a\xCC\x81\xE1\xB7\xBA");
+  // NFC: U+1DFA between e and U+0301 is a starter to HF, so e and U+0301 do not compose.
+  CHECK(Normalize({{"type", "NFC"}}, "e\xE1\xB7\xBA\xCC\x81") == "e\xE1\xB7\xBA\xCC\x81");
+  CHECK(Normalize({{"type", "NFD"}}, "x\xCC\x81\xE1\xB7\xBA\xCC\x96") == "x\xCC\x81\xE1\xB7\xBA\xCC\x96");
+  // U+11938 (Unicode 13.0) has a canonical decomposition that HF does not apply.
+  CHECK(Normalize({{"type", "NFD"}}, "\xF0\x91\xA4\xB8") == "\xF0\x91\xA4\xB8");
+  // U+1E0A (Unicode 1.1) decomposes; U+AC00 (Hangul, 2.0) too.
+  CHECK(Normalize({{"type", "NFD"}}, "\xE1\xB8\x8A") == "D\xCC\x87");
+  CHECK(Normalize({{"type", "NFD"}}, "\xEA\xB0\x80") == "\xE1\x84\x80\xE1\x85\xA1");
+}
+
 TEST_CASE("split behaviours follow Hugging Face", "[tokenizer]") {
   using V = std::vector<std::string>;
   CHECK(PreTokenize(SplitSpec("Removed"), "the-final--countdown") == V{"the", "final", "countdown"});
