@@ -62,10 +62,12 @@ namespace {
 // The start token and the sentence's ids, checked: at least one token, at most `context` in all
 // (a longer pair is refused rather than scored beyond the positions the model was trained on, or
 // truncated, which would change what is compared).
+// `prefix` is prepended to the sentence before encoding (PairScoringOptions::prefix).
 std::vector<int64_t> EncodeChecked(const Tokenizer& tokenizer, int64_t start, const MinimalPair& p, bool good,
-                                   int64_t context) {
+                                   int64_t context, const std::string& prefix) {
   const char* field = good ? "sentence_good" : "sentence_bad";
-  std::vector<int32_t> ids = tokenizer.Encode(good ? p.good : p.bad);
+  const std::string& sentence = good ? p.good : p.bad;
+  std::vector<int32_t> ids = tokenizer.Encode(prefix.empty() ? sentence : prefix + sentence);
   PC_CHECK(!ids.empty(), p.file, " line ", p.line, ": ", field, " gives no tokens; a minimal pair needs two non-empty sentences");
   std::vector<int64_t> seq;
   seq.reserve(ids.size() + 1);
@@ -79,12 +81,13 @@ std::vector<int64_t> EncodeChecked(const Tokenizer& tokenizer, int64_t start, co
 
 }  // namespace
 
-int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context) {
+int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context,
+                         const std::string& prefix) {
   const int64_t start = ScoringStartId(tokenizer);
   int64_t longest = 0;
   for (const MinimalPair& p : pairs) {
     for (bool good : {true, false}) {
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(EncodeChecked(tokenizer, start, p, good, context).size()));
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(EncodeChecked(tokenizer, start, p, good, context, prefix).size()));
     }
   }
   return longest;
@@ -97,21 +100,9 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
   std::map<std::vector<int64_t>, int64_t> unique;
   std::vector<std::vector<int64_t>> sequences;
   std::vector<int64_t> good(pairs.size()), bad(pairs.size());
-<<<<<<< HEAD
   auto add = [&](bool is_good, const MinimalPair& p) {
-    std::vector<int64_t> seq = EncodeChecked(tokenizer, start, p, is_good, model.config().max_pos);
-=======
-  const bool learned = model.arch().pos == PosKind::kLearned;
-  auto add = [&](const std::string& sentence, const MinimalPair& p) {
-    std::vector<int32_t> ids = tokenizer.Encode(options.prefix.empty() ? sentence : options.prefix + sentence);
-    std::vector<int64_t> seq;
-    seq.reserve(ids.size() + 1);
-    seq.push_back(start);
-    seq.insert(seq.end(), ids.begin(), ids.end());
-    PC_CHECK(!learned || static_cast<int64_t>(seq.size()) <= model.config().max_pos, p.file, " line ", p.line,
-             ": the sentence gives ", seq.size(), " tokens, more than the model's ", model.config().max_pos,
-             " positions");
->>>>>>> lmeval
+    std::vector<int64_t> seq = EncodeChecked(tokenizer, start, p, is_good, model.config().max_pos,
+                                                 options.prefix);
     auto it = unique.find(seq);
     if (it != unique.end()) return it->second;
     int64_t k = static_cast<int64_t>(sequences.size());

@@ -53,7 +53,9 @@ std::vector<PairScore> ScoreMinimalPairs(Model& model, const Tokenizer& tokenize
 // tokens or more than `context` tokens with the start token ("<file> line N: sentence_good gives
 // 4001 tokens, more than the model's context of 2048"). Returns the longest sequence's tokens
 // (for the memory estimate: a sequence longer than the pair batch gets a batch of its own).
-int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context);
+// `prefix`: the text prepended to every sentence before encoding (PairScoringOptions::prefix).
+int64_t CheckPairLengths(const Tokenizer& tokenizer, const std::vector<MinimalPair>& pairs, int64_t context,
+                         const std::string& prefix = "");
 
 struct AccuracyRow {
   std::string group;  // file stem, linguistics_term, or "all"

@@ -116,7 +116,8 @@ int RunEval(const std::vector<std::string>& args) {
   }
   // Sentences longer than the context are refused now, and the longest counts in the estimate.
   const int64_t longest_pair =
-      pairs.empty() ? 0 : CheckPairLengths(*LoadModelTokenizer(mo.model), pairs, LoadModelConfig(mo.model).max_pos);
+      pairs.empty() ? 0 : CheckPairLengths(*LoadModelTokenizer(mo.model), pairs, LoadModelConfig(mo.model).max_pos,
+                                             pair_prefix);
   std::optional<TextWindows> tw;
   if (!text_path.empty()) {
     tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, LoadModelConfig(mo.model), mo.model);
