@@ -52,17 +52,8 @@ at::Tensor ReferenceLogits(const std::string& subcommand, const std::string& pat
 
 std::string RefenvPython() {
   static const std::string python = [] {
-    std::string venv;
-    if (const char* e = std::getenv("PERPCOMP_REFENV"); e != nullptr && *e) {
-      venv = e;
-    } else {
-      const char* xdg = std::getenv("XDG_CACHE_HOME");
-      const char* home = std::getenv("HOME");
-      std::string cache = xdg != nullptr && *xdg ? xdg : std::string(home != nullptr ? home : "") + "/.cache";
-      venv = cache + "/perpcomp/refenv";
-    }
-    std::string py = venv + "/bin/python";
-    if (!pc::fs::Exists(py)) return std::string();
+    const std::string py = RefPython();  // tests/test_support.h: PC_REFENV / $PERPCOMP_REFENV
+    if (py.empty()) return std::string();
     RunResult r = Run("'" + py + "' -c 'import transformers, safetensors' 2>&1");
     return r.exit_code == 0 ? py : std::string();
   }();
