@@ -17,6 +17,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// Writing an output failed (no space, a file-size limit, permissions, an I/O error): the
+// environment, not the input, is at fault, so a sweep stops here instead of going on to runs
+// that would fail the same way.
+class OutputError : public Error {
+ public:
+  explicit OutputError(const std::string& what) : Error(what) {}
+};
+
 // Concatenates any streamable values: Str("layer ", 3, ": got ", shape).
 template <typename... Args>
 std::string Str(Args&&... args) {
@@ -31,6 +39,7 @@ std::string Str(Args&&... args) {
 
 namespace detail {
 [[noreturn]] void ThrowError(const std::string& message);
+[[noreturn]] void ThrowOutputError(const std::string& message);
 [[noreturn]] void AssertFail(const char* cond, const char* file, int line, const std::string& message);
 }  // namespace detail
 
@@ -43,6 +52,14 @@ namespace detail {
 #define PC_CHECK(cond, ...)                                   \
   do {                                                        \
     if (!(cond)) ::pc::detail::ThrowError(::pc::Str(__VA_ARGS__)); \
+  } while (0)
+
+// Throws pc::OutputError: for a failure to write, create or close an output.
+#define PC_THROW_OUTPUT(...) ::pc::detail::ThrowOutputError(::pc::Str(__VA_ARGS__))
+
+#define PC_CHECK_OUTPUT(cond, ...)                                       \
+  do {                                                                   \
+    if (!(cond)) ::pc::detail::ThrowOutputError(::pc::Str(__VA_ARGS__)); \
   } while (0)
 
 // Internal invariant: aborts with file and line. Never for bad input.

@@ -105,14 +105,14 @@ std::string TempNameBeside(const std::string& path) {
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   std::string tmp = TempNameBeside(path);
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  PC_CHECK(f != nullptr, "cannot write '", tmp, "': ", std::strerror(errno));
+  PC_CHECK_OUTPUT(f != nullptr, "cannot write '", tmp, "': ", std::strerror(errno));
   size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
   bool ok = written == bytes.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   int err = errno;
   std::fclose(f);
   if (!ok) {
     std::remove(tmp.c_str());
-    PC_THROW("cannot write '", path, "': ", std::strerror(err), " (nothing was changed at '", path, "')");
+    PC_THROW_OUTPUT("cannot write '", path, "': ", std::strerror(err), " (nothing was changed at '", path, "')");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     err = errno;
@@ -123,7 +123,7 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
 
 void WriteWholeFile(const std::string& path, const void* data, size_t size, const std::string& display) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  PC_CHECK(fd >= 0, "cannot write '", display, "': cannot create '", path, "': ", std::strerror(errno));
+  PC_CHECK_OUTPUT(fd >= 0, "cannot write '", display, "': cannot create '", path, "': ", std::strerror(errno));
   const char* p = static_cast<const char*>(data);
   size_t left = size;
   int err = 0;
@@ -143,7 +143,7 @@ void WriteWholeFile(const std::string& path, const void* data, size_t size, cons
   std::remove(path.c_str());
   const char* what = err == ENOSPC ? "no space left writing" : err == EFBIG ? "file size limit reached writing"
                                                                            : "cannot write";
-  PC_THROW(what, " '", display, "' (", size, " bytes): ", std::strerror(err), "; nothing was changed at '", display,
+  PC_THROW_OUTPUT(what, " '", display, "' (", size, " bytes): ", std::strerror(err), "; nothing was changed at '", display,
            "' and the temporary file was removed");
 }
 
@@ -155,7 +155,7 @@ void RemoveAll(const std::string& path) {
 void MakeDirs(const std::string& path) {
   std::error_code ec;
   stdfs::create_directories(path, ec);
-  PC_CHECK(!ec, "cannot create folder '", path, "': ", ec.message());
+  PC_CHECK_OUTPUT(!ec, "cannot create folder '", path, "': ", ec.message());
 }
 
 std::string Join(const std::string& a, const std::string& b) { return (stdfs::path(a) / b).string(); }
@@ -209,7 +209,7 @@ void CheckOutputPath(const std::string& path, bool overwrite, const std::string&
   if (!Exists(parent)) {
     std::error_code ec;
     stdfs::create_directories(parent, ec);
-    PC_CHECK(!ec, what, " '", path, "': cannot create its folder '", parent, "': ", ec.message());
+    PC_CHECK_OUTPUT(!ec, what, " '", path, "': cannot create its folder '", parent, "': ", ec.message());
   }
   PC_CHECK(IsDirectory(parent), what, " '", path, "': '", parent, "' is not a folder");
   PC_CHECK(::access(parent.c_str(), W_OK) == 0, what, " '", path, "': folder '", parent, "' is not writable");

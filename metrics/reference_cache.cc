@@ -46,7 +46,7 @@ void PwriteAll(int fd, const void* src, int64_t size, int64_t offset, const std:
   while (size > 0) {
     ssize_t n = ::pwrite(fd, p, static_cast<size_t>(size), offset);
     if (n < 0 && errno == EINTR) continue;
-    PC_CHECK(n > 0, "cannot write the reference cache '", path, "': ", std::strerror(errno));
+    PC_CHECK_OUTPUT(n > 0, "cannot write the reference cache '", path, "': ", std::strerror(errno));
     p += n;
     size -= n;
     offset += n;
@@ -306,7 +306,7 @@ CachePartWriter::CachePartWriter(const std::string& entry_dir, const std::string
   checksums_.assign(layout.items.size(), std::vector<std::string>(static_cast<size_t>(windows_)));
   staged_ = std::make_unique<fs::StagedFile>(fs::Join(entry_dir, part + ".bin"), /*overwrite=*/true, "--cache");
   fd_ = ::open(staged_->path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  PC_CHECK(fd_ >= 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
+  PC_CHECK_OUTPUT(fd_ >= 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
   PC_CHECK(::ftruncate(fd_, static_cast<off_t>(offsets_.back())) == 0, "cannot size the reference cache '",
            staged_->path(), "' to ", offsets_.back(), " bytes: ", std::strerror(errno));
 }
@@ -331,7 +331,7 @@ void CachePartWriter::Commit() {
   PC_ASSERT(fd_ >= 0, "cache part already committed");
   int rc = ::close(fd_);
   fd_ = -1;
-  PC_CHECK(rc == 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
+  PC_CHECK_OUTPUT(rc == 0, "cannot write the reference cache '", staged_->path(), "': ", std::strerror(errno));
   for (const auto& item : checksums_) {
     for (const auto& s : item) PC_ASSERT(!s.empty(), "cache part committed with a window never written");
   }

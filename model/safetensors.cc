@@ -241,13 +241,13 @@ SafetensorsWriter::SafetensorsWriter(std::string dir, std::vector<Entry> entries
     while ((8 + text.size()) % 8 != 0) text.push_back(' ');
     std::string path = fs::Join(dir_, shard.file);
     shard.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    PC_CHECK(shard.fd >= 0, "cannot write '", path, "': ", std::strerror(errno));
+    PC_CHECK_OUTPUT(shard.fd >= 0, "cannot write '", path, "': ", std::strerror(errno));
     uint8_t len[8];
     uint64_t hl = text.size();
     for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(hl >> (8 * i));
     std::string head(reinterpret_cast<char*>(len), 8);
     head += text;
-    PC_CHECK(::pwrite(shard.fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()), "cannot write '",
+    PC_CHECK_OUTPUT(::pwrite(shard.fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()), "cannot write '",
              path, "': ", std::strerror(errno));
     shard.data_offset = head.size();
     shards_.push_back(shard);
@@ -291,7 +291,7 @@ void SafetensorsWriter::Write(const std::string& name, const at::Tensor& t) {
   uint64_t remaining = slot.end - slot.begin, off = shard.data_offset + slot.begin;
   while (remaining > 0) {
     ssize_t w = ::pwrite(shard.fd, p, remaining, static_cast<off_t>(off));
-    PC_CHECK(w > 0, "cannot write tensor '", name, "' to '", fs::Join(dir_, shard.file), "': ", std::strerror(errno));
+    PC_CHECK_OUTPUT(w > 0, "cannot write tensor '", name, "' to '", fs::Join(dir_, shard.file), "': ", std::strerror(errno));
     p += w;
     off += static_cast<uint64_t>(w);
     remaining -= static_cast<uint64_t>(w);
@@ -304,8 +304,8 @@ void SafetensorsWriter::Finish() {
   for (const auto& slot : slots_) PC_ASSERT(slot.written, "tensor '", slot.entry.name, "' was never written");
   uint64_t total = 0;
   for (auto& s : shards_) {
-    PC_CHECK(::fsync(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
-    PC_CHECK(::close(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
+    PC_CHECK_OUTPUT(::fsync(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
+    PC_CHECK_OUTPUT(::close(s.fd) == 0, "cannot write '", fs::Join(dir_, s.file), "': ", std::strerror(errno));
     s.fd = -1;
   }
   if (shards_.size() > 1) {

@@ -107,7 +107,7 @@ class WorkLock {
                ") is running in the work folder '", work, "'; wait for it, or give this one another --out or --work");
     }
     std::string pid = std::to_string(::getpid()) + "\n";
-    PC_CHECK(::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size()),
+    PC_CHECK_OUTPUT(::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size()),
              "cannot write the lock file '", path, "'");
   }
   ~WorkLock() {

@@ -63,7 +63,7 @@ std::shared_ptr<FileState> CreateAt(const std::string& real, const std::string& 
     flags = H5F_ACC_TRUNC;  // nothing is created on disk by libhdf5
   }
   hid_t id = H5Fcreate(real.c_str(), flags, fcpl.get(), fapl.get());
-  PC_CHECK(id >= 0, "cannot create '", display, "': ", LastError());
+  PC_CHECK_OUTPUT(id >= 0, "cannot create '", display, "': ", LastError());
   auto state = std::make_shared<FileState>();
   state->id = id;
   state->display = display;
@@ -175,13 +175,13 @@ void File::Flush() const {
     state_->WriteImage();  // the file as it stands, on disk under its temporary name
     return;
   }
-  PC_CHECK(H5Fflush(state_->id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", state_->display, "': ", LastError());
+  PC_CHECK_OUTPUT(H5Fflush(state_->id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", state_->display, "': ", LastError());
 }
 
 void File::Close() {
   if (state_ == nullptr) return;
   std::string error;
-  PC_CHECK(state_->Close(&error), "cannot write '", state_->display, "': ", error);
+  PC_CHECK_OUTPUT(state_->Close(&error), "cannot write '", state_->display, "': ", error);
 }
 
 void File::CloseQuietly() {
@@ -211,7 +211,7 @@ void StagedWriter::Commit() {
     file_.state_->WriteImage();  // checked writes: a full disk is a clear error, the temporary removed
   }
   std::string error;
-  PC_CHECK(file_.state_->Close(&error), "cannot write '", final_path(), "': ", error, " (nothing was changed at '",
+  PC_CHECK_OUTPUT(file_.state_->Close(&error), "cannot write '", final_path(), "': ", error, " (nothing was changed at '",
            final_path(), "')");
   staged_->Commit();
   committed_ = true;

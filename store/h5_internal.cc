@@ -94,11 +94,11 @@ FileState::~FileState() {
 
 void FileState::WriteImage() const {
   PC_ASSERT(in_memory && open, "WriteImage of a file not open in memory");
-  PC_CHECK(H5Fflush(id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", display, "': ", LastError());
+  PC_CHECK_OUTPUT(H5Fflush(id, H5F_SCOPE_LOCAL) >= 0, "cannot write '", display, "': ", LastError());
   const ssize_t size = H5Fget_file_image(id, nullptr, 0);
-  PC_CHECK(size >= 0, "cannot write '", display, "': ", LastError());
+  PC_CHECK_OUTPUT(size >= 0, "cannot write '", display, "': ", LastError());
   std::vector<char> image(static_cast<size_t>(size));
-  PC_CHECK(H5Fget_file_image(id, image.data(), image.size()) == size, "cannot write '", display, "': ", LastError());
+  PC_CHECK_OUTPUT(H5Fget_file_image(id, image.data(), image.size()) == size, "cannot write '", display, "': ", LastError());
   fs::WriteWholeFile(real, image.data(), image.size(), display);
 }
 

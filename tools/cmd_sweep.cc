@@ -217,12 +217,15 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   so.cache = ToCacheOptions(cache);
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) so.crash_at = crash;
   so.retry_failed = retry_failed;
-  // A run that throws (non-finite weights, a Hessian singular after every retry, I/O) is recorded
-  // as failed and the sweep goes on with the next run.
+  // A run that throws (non-finite weights, a Hessian singular after every retry) is recorded as
+  // failed and the sweep goes on with the next run. A failed write (no space, a file-size limit)
+  // stops the sweep: every later run would fail the same way.
   so.guard = [](const std::function<void()>& run, std::string* error) {
     try {
       run();
       return true;
+    } catch (const OutputError&) {
+      throw;
     } catch (const std::exception& e) {
       *error = e.what();
       return false;

@@ -123,8 +123,11 @@ TEST_CASE("config.json: transformers 5's rope_parameters", "[model]") {
                           {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 500.0}}}};
   CHECK(pc::ParseModelConfig(llama, "c.json").rope_theta == 500.0);
   llama["rope_parameters"]["rope_type"] = "linear";
-  CHECK_THROWS_WITH(pc::ParseModelConfig(llama, "c.json"), Contains("c.json: rope_parameters") &&
-                                                                Contains("only rope_type default"));
+  CHECK_THROWS_WITH(pc::ParseModelConfig(llama, "c.json"), Contains("c.json: rope_scaling (linear) needs 'factor'"));
+  llama["rope_parameters"]["factor"] = 2.0;
+  CHECK(pc::ParseModelConfig(llama, "c.json").rope.factor == 2.0);
+  llama["rope_parameters"]["rope_type"] = "longrope";
+  CHECK_THROWS_WITH(pc::ParseModelConfig(llama, "c.json"), Contains("c.json: rope_scaling type 'longrope' is not supported"));
   nlohmann::json neox = {{"model_type", "gpt_neox"}, {"vocab_size", 97}, {"hidden_size", 48},
                          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"intermediate_size", 192},
                          {"max_position_embeddings", 128},

@@ -44,7 +44,7 @@ std::vector<MethodCase> MethodCases(const std::string& dir) {
       std::string path = dir + "/" + file + ".yaml";
       std::ofstream f(path);
       f << "name: oracle-" << file << "\nmethod: " << name << "\n"
-        << (params.empty() ? "" : "params:\n" + params) << "ignore:\n  - '^lm_head$'\n";
+        << (params.empty() ? "" : "params:\n" + params);
       out.push_back({label, path});
     };
     const std::string g = group ? "  group_size: 16\n" : "";

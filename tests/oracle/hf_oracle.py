@@ -63,6 +63,14 @@ SMALL = {
              bos_token_id=1, eos_token_id=2),
         {"base": {}, "window": dict(use_sliding_window=True), "tied": dict(tie_word_embeddings=True)},
     ),
+    "qwen3": (
+        # head_dim 16 differs from hidden_size / num_attention_heads = 8.
+        dict(vocab_size=VOCAB, hidden_size=48, intermediate_size=80, num_hidden_layers=2, num_attention_heads=6,
+             num_key_value_heads=2, head_dim=16, max_position_embeddings=256, rope_theta=500.0, rms_norm_eps=1e-5,
+             use_sliding_window=False, sliding_window=16, max_window_layers=1, tie_word_embeddings=False,
+             bos_token_id=1, eos_token_id=2),
+        {"base": {}, "tied": dict(tie_word_embeddings=True), "bias": dict(attention_bias=True)},
+    ),
     "gpt2": (
         dict(vocab_size=VOCAB, n_embd=48, n_layer=2, n_head=4, n_positions=256, layer_norm_epsilon=1e-5,
              activation_function="gelu_new", bos_token_id=0, eos_token_id=0),

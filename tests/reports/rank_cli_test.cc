@@ -153,11 +153,16 @@ TEST_CASE("perpcomp rank: bad input is refused or reported with its reason", "[r
 TEST_CASE("perpcomp rank lists predictors and outcomes", "[reports][rank][cli]") {
   pc::test::RunResult all = pc::test::RunPerpcomp("rank --list-predictors");
   REQUIRE(all.exit_code == 0);
-  CHECK(Count(all.out, "\n") == 7 * 14 * 3 + 4 * 12 * 3 + 4 * 14 + 3);
+  // Per metric and layer aggregate (mean, max, final): block_output and block_update 2 modes each,
+  // attn_update and mlp_update 2 modes x 2 frames (cos and norm_ratio: the self frame only),
+  // linear 1, final_norm and logits 2 each (mean and max over tokens); 18 metrics have the
+  // incoming frame, cos.mean and norm_ratio.mean do not; weight.rel_fro has 3.
+  const size_t with_incoming = 3 * (2 + 2 + 4 + 4 + 1) + 2 + 2, self_only = 3 * (2 + 2 + 2 + 2 + 1) + 2 + 2;
+  CHECK(Count(all.out, "\n") == 18 * with_incoming + 2 * self_only + 3);
   CHECK_THAT(all.out, Contains("perp.ratio.block_output.accumulated.mean\tperpendicular error"));
   pc::test::RunResult some = pc::test::RunPerpcomp("rank --list-predictors --predictors 'perp.ratio.*.final'");
   REQUIRE(some.exit_code == 0);
-  CHECK(Count(some.out, "\n") == 11);
+  CHECK(Count(some.out, "\n") == 13);  // 2 block_output, 4 + 4 attn/mlp updates, 2 block_update, 1 linear
 
   pc::test::SweepFixture fx = pc::test::DefaultFixture(5);
   fx.final_norm = false;

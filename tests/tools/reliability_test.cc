@@ -57,7 +57,7 @@ std::string PairLine(const std::string& good, const std::string& bad) {
 
 // ---- item 3: --threads is checked once and capped at the cores ----
 
-TEST_CASE("--threads: 0 means all cores, a negative count is refused, more than the cores is capped",
+TEST_CASE("threads option: 0 means all cores, a negative count is refused, more than the cores is capped",
           "[tools][reliability]") {
   const int cores = pc::AvailableCores();
   REQUIRE(cores >= 1);
@@ -68,7 +68,7 @@ TEST_CASE("--threads: 0 means all cores, a negative count is refused, more than 
   CHECK_THROWS_WITH(pc::CheckedThreads(-3), Contains("--threads: expected 0 (all cores) or a positive number of threads, got -3"));
 }
 
-TEST_CASE("--threads 100000 through the CLI: a warning and the cores, not 100000 threads", "[tools][reliability]") {
+TEST_CASE("threads option 100000 through the CLI: a warning and the cores, not 100000 threads", "[tools][reliability]") {
   auto f = pc::test::MakeSweepFixture("threads");
   const int cores = pc::AvailableCores();
   RunResult r = RunBounded("info --model " + Q(f.model) + " --threads 100000");
@@ -217,7 +217,7 @@ TEST_CASE("minimal pairs: empty sentences, sentences longer than the context, a 
   CHECK_THROWS_WITH(pc::ResolvePairSpecs({f.pairs, f.dir}, ""), Contains("is given twice"));
 }
 
-TEST_CASE("--calib-seed below -1 is refused", "[tools][reliability]") {
+TEST_CASE("calib-seed option below -1 is refused", "[tools][reliability]") {
   auto f = pc::test::MakeSweepFixture("seed");
   RunResult r = RunBounded("compress --model " + Q(f.model) + " --recipe rtn-w4g128 --calib " + Q(f.text) +
                            " --calib-seed -2 --out " + Q(f.dir + "/out") + " --threads 1");
@@ -351,7 +351,7 @@ TEST_CASE("compress stops at the first block whose outputs are not finite", "[to
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   REQUIRE(patched == 2);
   const std::string recipe = pc::test::WriteTextFile(
-      f.dir, "rtn32.yaml", "name: rtn32\nmethod: rtn\nparams:\n  bits: 4\n  group_size: 32\nignore:\n  - '^lm_head$'\n");
+      f.dir, "rtn32.yaml", "name: rtn32\nmethod: rtn\nparams:\n  bits: 4\n  group_size: 32\n");
   RunResult r = RunBounded("compress --model " + Q(model) + " --recipe " + Q(recipe) + " --calib " + Q(f.text) +
                            " --calib-samples 4 --calib-seq-len 32 --threads 1 --out " + Q(f.dir + "/out"));
   INFO(r.err);
