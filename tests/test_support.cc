@@ -1,5 +1,8 @@
 #include "tests/test_support.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +71,38 @@ RunResult Run(const std::string& command_line) {
 }
 
 RunResult RunPerpcomp(const std::string& args) { return Run("'" + PerpcompBin() + "' " + args); }
+
+RunResult RunWithFileLimit(const std::string& command_line, uint64_t max_file_bytes) {
+  const std::string dir = TempDir("fsize-run");
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::perror("RunWithFileLimit: fork");
+    std::abort();
+  }
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit lim{static_cast<rlim_t>(max_file_bytes), static_cast<rlim_t>(max_file_bytes)};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    ::execl("/bin/sh", "sh", "-c", command_line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream fo(out, std::ios::binary), fe(err, std::ios::binary);
+  std::stringstream so, se;
+  so << fo.rdbuf();
+  se << fe.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  return r;
+}
 
 bool HavePythonTorch() {
   static int have = -1;

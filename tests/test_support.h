@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sstream>
+#include <cstdint>
 #include <string>
 
 namespace pc::test {
@@ -27,6 +28,9 @@ struct RunResult {
 RunResult Run(const std::string& command_line);
 // Runs `perpcomp <args>`.
 RunResult RunPerpcomp(const std::string& args);
+// Runs a shell command line with RLIMIT_FSIZE = `max_file_bytes` and SIGXFSZ ignored: a write past
+// the limit fails with EFBIG, as one fails with ENOSPC on a full disk.
+RunResult RunWithFileLimit(const std::string& command_line, uint64_t max_file_bytes);
 // /usr/bin/python3 with torch available (false: skip the parity test).
 bool HavePythonTorch();
 

@@ -222,31 +222,6 @@ std::string Edited(const std::string& src, const std::string& name,
   return out;
 }
 
-// Runs `command_line` through /bin/sh with RLIMIT_FSIZE = `bytes` and SIGXFSZ ignored: a write
-// past the limit fails with EFBIG, as one fails with ENOSPC on a full disk.
-pc::test::RunResult RunWithFileLimit(const std::string& command_line, rlim_t bytes) {
-  const std::string dir = pc::test::TempDir("fsize");
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int o = ::open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = ::open((dir + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    ::signal(SIGXFSZ, SIG_IGN);
-    rlimit lim{bytes, bytes};
-    ::setrlimit(RLIMIT_FSIZE, &lim);
-    ::execl("/bin/sh", "sh", "-c", command_line.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  pc::test::RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = pc::fs::ReadFile(dir + "/out");
-  r.err = pc::fs::ReadFile(dir + "/err");
-  return r;
-}
 
 }  // namespace
 
@@ -301,7 +276,7 @@ TEST_CASE("a full disk or a file-size limit during merge ends with a clear error
   pc::fs::MakeDirs(out_dir);
 
   // A file-size limit below the merged file's size (EFBIG).
-  auto r = RunWithFileLimit(Q(pc::test::PerpcompBin()) + " merge " + Q(a) + " --out " + Q(out_dir + "/m.h5"),
+  auto r = pc::test::RunWithFileLimit(Q(pc::test::PerpcompBin()) + " merge " + Q(a) + " --out " + Q(out_dir + "/m.h5"),
                             static_cast<rlim_t>(size / 2));
   INFO(r.err);
   CHECK(r.exit_code == 1);  // 139 was the segfault inside libhdf5's object copy

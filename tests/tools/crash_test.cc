@@ -43,31 +43,6 @@ bool AnyEntry(const std::string& dir, const std::string& prefix) {
   return false;
 }
 
-// Runs `command_line` through /bin/sh with RLIMIT_FSIZE = `max_file_bytes` and SIGXFSZ ignored
-// (a write past the limit fails with EFBIG, as one fails with ENOSPC on a full disk).
-pc::test::RunResult RunWithFileLimit(const std::string& command_line, rlim_t max_file_bytes) {
-  const std::string dir = pc::test::TempDir("fsize-run");
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    ::signal(SIGXFSZ, SIG_IGN);
-    rlimit lim{max_file_bytes, max_file_bytes};
-    ::setrlimit(RLIMIT_FSIZE, &lim);
-    ::execl("/bin/sh", "sh", "-c", command_line.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  pc::test::RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = pc::fs::ReadFile(out);
-  r.err = pc::fs::ReadFile(err);
-  return r;
-}
 
 struct CompressFixture {
   pc::test::SweepFixture f;
@@ -160,7 +135,7 @@ TEST_CASE("compress and sweep: a failed write (file-size limit) is a clear error
   SECTION("compress") {
     for (const bool overwrite : {false, true}) {
       const std::string out = overwrite ? earlier : dir + "/out";
-      auto r = RunWithFileLimit(Q(bin) + " compress" + c.args + " --out " + Q(out) + (overwrite ? " --overwrite" : ""),
+      auto r = pc::test::RunWithFileLimit(Q(bin) + " compress" + c.args + " --out " + Q(out) + (overwrite ? " --overwrite" : ""),
                                 limit);
       INFO(r.err);
       CHECK(r.exit_code == 1);
@@ -182,7 +157,7 @@ TEST_CASE("compress and sweep: a failed write (file-size limit) is a clear error
     REQUIRE(r.exit_code == 0);
     const auto work_runs = Digest(work + "/runs");
     const std::string three = pc::test::ThreeRunSweep(dir);
-    auto full = RunWithFileLimit(Q(bin) + " sweep " + c.f.Args(three, results), limit);
+    auto full = pc::test::RunWithFileLimit(Q(bin) + " sweep " + c.f.Args(three, results), limit);
     INFO(full.err);
     CHECK(full.exit_code == 1);
     CHECK_THAT(full.err, Contains("perpcomp sweep: error: ") && Contains("File too large"));
