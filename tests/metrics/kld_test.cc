@@ -271,7 +271,7 @@ TEST_CASE("perpcomp kld on stories260K and an RTN-compressed folder agrees with 
   auto q = [](const std::string& s) { return "'" + s + "'"; };
   pc::test::RunResult c = pc::test::RunPerpcomp("compress --threads 1 --model " + q(ref) +
                                                 " --recipe rtn-w3g128 --calib " + q(text) +
-                                                " --calib-samples 4 --calib-seq-len 32 --out " + q(comp));
+                                                " --calib-samples 4 --calib-seq-len 32 --calib-windowing random --out " + q(comp));
   INFO(c.err);
   REQUIRE(c.exit_code == 0);
   const std::string base = dir + "/base.h5";
