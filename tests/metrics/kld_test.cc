@@ -103,7 +103,7 @@ TEST_CASE("kld: the downstream statistics of known per-token values", "[metrics]
   CHECK(j["reference_ppl"] == d.ref_ppl);
 }
 
-TEST_CASE("kld: the compact KL of three tokens, k = 1, by hand", "[metrics][kld]") {
+TEST_CASE("kld: the compact KL of three tokens with k = 1 by hand", "[metrics][kld]") {
   // Base p ≈ (.5, .3, .2), model q ≈ (.4, .4, .2), both from float32 logits; k = 1 keeps token 0.
   at::Tensor x = at::log(at::tensor({0.5f, 0.3f, 0.2f})).view({1, 1, 3}).repeat({1, 2, 1});  // (1, 2, 3)
   at::Tensor y = at::log(at::tensor({0.4f, 0.4f, 0.2f})).view({1, 1, 3}).repeat({1, 2, 1});
@@ -142,7 +142,7 @@ TEST_CASE("kld: the compact KL of three tokens, k = 1, by hand", "[metrics][kld]
   CHECK(s.top1[0][0].item<uint8_t>() == 1);
 }
 
-TEST_CASE("kld: the exact KL lies between the top-k bounds, which close at k = V", "[metrics][kld]") {
+TEST_CASE("kld: the exact KL lies between the top-k bounds which close at k = V", "[metrics][kld]") {
   const int64_t B = 2, T = 17, V = 64;
   at::manual_seed(11);
   at::Tensor x = at::randn({B, T, V}) * 3;  // (B, T, V)
@@ -179,7 +179,7 @@ TEST_CASE("kld: the exact KL lies between the top-k bounds, which close at k = V
   }
 }
 
-TEST_CASE("kld: the base file round-trips; damage, truncation, vocabulary, tokenizer and text are refused",
+TEST_CASE("kld: the base file round-trips and damage or truncation or another vocabulary or tokenizer or text is refused",
           "[metrics][kld]") {
   const std::string dir = pc::test::TempDir("kld-file");
   const std::string path = dir + "/base.h5";
@@ -259,7 +259,7 @@ TEST_CASE("kld: minimal-pair flips", "[metrics][kld]") {
   CHECK(f.accuracy == 0.5);
 }
 
-TEST_CASE("perpcomp kld on stories260K and an RTN-compressed folder agrees with eval --reference",
+TEST_CASE("perpcomp kld on stories260K and an RTN-compressed folder agrees with eval against the reference",
           "[metrics][kld][shared][cli][slow]") {
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("kld-cli");
@@ -328,4 +328,40 @@ TEST_CASE("perpcomp kld on stories260K and an RTN-compressed folder agrees with 
   pc::test::RunResult none = pc::test::RunPerpcomp("kld --model " + q(comp));
   CHECK(none.exit_code != 0);
   CHECK_THAT(none.err, Contains("exactly one of --save-base FILE and --base FILE"));
+}
+
+TEST_CASE("kld: on stories260K and a fake-quantized copy every token's exact KL lies between the bounds",
+          "[metrics][kld][shared]") {
+  PC_REQUIRE_SHARED();
+  auto ref = pc::Model::Load(pc::test::Stories260KDir());
+  auto comp = pc::Model::Load(pc::test::Stories260KDir());
+  pc::test::FakeQuantize(*comp, 3, 16);
+  at::NoGradGuard no_grad;
+  at::Tensor tokens = Tokens(3, 48, ref->config().vocab_size, 21);
+  at::Tensor x = ref->Forward(tokens), y = comp->Forward(tokens);  // (3, 48, 512)
+  pc::TokenLogitStats full = pc::CompareLogits(x, y, tokens);
+  for (int64_t k : {int64_t(2), int64_t(8), int64_t(64)}) {
+    INFO("k " << k);
+    pc::TokenLogitStats s = pc::CompareCompact(pc::CompactFromLogits(x, tokens, k), y, tokens);
+    // The exact KL in float64 (CompareLogits weighs by float32 probabilities: a relative 1e-7 apart).
+    const at::Tensor xc = x.contiguous(), yc = y.contiguous();
+    const int64_t V = x.size(2);
+    double sum_exact = 0, sum_full = 0, worst_lower = -1, worst_upper = -1;
+    for (int64_t b = 0; b < x.size(0); ++b) {
+      for (int64_t t = 0; t + 1 < x.size(1); ++t) {
+        const double exact = ExactKl(xc[b][t].data_ptr<float>(), yc[b][t].data_ptr<float>(), V);
+        sum_exact += exact;
+        sum_full += full.kl[b][t].item<double>();
+        worst_lower = std::max(worst_lower, s.kl[b][t].item<double>() - exact);
+        worst_upper = std::max(worst_upper, exact - s.kl_upper[b][t].item<double>());
+      }
+    }
+    CHECK(sum_exact > 1e-3 * 47 * 3);
+    CHECK(sum_full == Approx(sum_exact).epsilon(1e-6));
+    CHECK(worst_lower <= 1e-12);  // lower <= exact at every token
+    CHECK(worst_upper <= 1e-12);  // exact <= upper at every token
+    CHECK(at::equal(s.nll, full.nll));
+    CHECK(at::equal(s.dp, full.dp));
+    CHECK(at::equal(s.top1, full.top1));
+  }
 }
