@@ -51,12 +51,9 @@ TokenLogitStats CompareLogits(const at::Tensor& ref_logits, const at::Tensor& lo
   const int64_t B = logits.size(0), T = logits.size(1), V = logits.size(2);
   PC_CHECK(T >= 2, "compare logits: windows need at least 2 tokens");
   TokenLogitStats s;
-  // As NextTokenNll (metrics/perplexity.h), sharing the log-softmax with the KL.
   at::Tensor lr = at::log_softmax(ref_logits.narrow(1, 0, T - 1).to(at::kFloat), -1).contiguous();  // (B, T−1, V)
-  at::Tensor lm = at::log_softmax(logits.narrow(1, 0, T - 1).to(at::kFloat), -1).contiguous();
-  at::Tensor target = tokens.narrow(1, 1, T - 1).unsqueeze(-1);                                   // (B, T−1, 1)
-  s.nll_ref = -lr.gather(-1, target).squeeze(-1).to(at::kDouble);                                 // (B, T−1)
-  s.nll = -lm.gather(-1, target).squeeze(-1).to(at::kDouble);
+  s.nll_ref = TargetNll(lr, tokens);                                                              // (B, T−1)
+  ModelTokenStats(logits, tokens, lr.argmax(-1), s);
   at::Tensor pr = lr.exp();
   const int64_t rows = B * (T - 1);
   s.kl = at::empty({B, T - 1}, at::kDouble);
@@ -69,8 +66,41 @@ TokenLogitStats CompareLogits(const at::Tensor& ref_logits, const at::Tensor& lo
   at::parallel_for(0, rows, std::max<int64_t>(1, 65536 / V), [&](int64_t begin, int64_t end) {
     KlRange(px, py, ppr, V, T - 1, T * V, begin, end, pkl);
   });
-  s.top1 = lr.argmax(-1).eq(lm.argmax(-1)).to(at::kByte);
   return s;
+}
+
+at::Tensor TargetNll(const at::Tensor& lr, const at::Tensor& tokens) {
+  const int64_t T = tokens.size(1);
+  at::Tensor target = tokens.narrow(1, 1, T - 1).unsqueeze(-1);  // (B, T−1, 1)
+  return -lr.gather(-1, target).squeeze(-1).to(at::kDouble);     // (B, T−1)
+}
+
+at::Tensor ModelTokenStats(const at::Tensor& logits, const at::Tensor& tokens, const at::Tensor& ref_top1,
+                           TokenLogitStats& s) {
+  const int64_t T = logits.size(1);
+  PC_ASSERT(s.nll_ref.defined() && s.nll_ref.size(1) == T - 1, "ModelTokenStats: nll_ref first");
+  // As NextTokenNll (metrics/perplexity.h), sharing the log-softmax with the KL.
+  at::Tensor lm = at::log_softmax(logits.narrow(1, 0, T - 1).to(at::kFloat), -1).contiguous();  // (B, T−1, V)
+  s.nll = TargetNll(lm, tokens);
+  s.dp = at::exp(-s.nll) - at::exp(-s.nll_ref);
+  s.top1 = ref_top1.to(at::kLong).eq(lm.argmax(-1)).to(at::kByte);
+  return lm;
+}
+
+nlohmann::json DownstreamJson(const DownstreamSummary& d) {
+  return {{"reference_ppl", d.ref_ppl},   {"reference_mean_nll", d.ref_mean_nll},
+          {"delta_nll", d.delta_nll},     {"ppl_ratio", d.ppl_ratio},
+          {"kl_mean", d.kl_mean},         {"kl_p50", d.kl_p50},
+          {"kl_p90", d.kl_p90},           {"kl_p99", d.kl_p99},
+          {"kl_max", d.kl_max},           {"kl_upper_mean", d.kl_upper_mean},
+          {"kl_exact", d.kl_exact},       {"top1_agreement", d.top1_agreement},
+          {"dp_mean", d.dp_mean},         {"dp_rms", d.dp_rms},
+          {"dp_min", d.dp_min},           {"dp_p1", d.dp_p1},
+          {"dp_p5", d.dp_p5},             {"dp_p10", d.dp_p10},
+          {"dp_p25", d.dp_p25},           {"dp_p50", d.dp_p50},
+          {"dp_p75", d.dp_p75},           {"dp_p90", d.dp_p90},
+          {"dp_p95", d.dp_p95},           {"dp_p99", d.dp_p99},
+          {"dp_max", d.dp_max}};
 }
 
 void DownstreamAccumulator::Add(const TokenLogitStats& s) {
@@ -83,6 +113,15 @@ void DownstreamAccumulator::Add(const TokenLogitStats& s) {
   const double* p = kl.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) sum_kl_ += p[i];
   kl_.insert(kl_.end(), p, p + n);
+  if (s.kl_upper.defined()) {
+    kl_exact_ = false;
+    sum_kl_upper_ += s.kl_upper.sum().item<double>();
+  } else {
+    sum_kl_upper_ += kl.sum().item<double>();
+  }
+  at::Tensor dp = s.dp.to(at::kDouble).contiguous();
+  PC_ASSERT(dp.numel() == n, "Δp and KL of different token counts");
+  dp_.insert(dp_.end(), dp.data_ptr<double>(), dp.data_ptr<double>() + n);
 }
 
 DownstreamSummary DownstreamAccumulator::Finish() const {
@@ -101,7 +140,24 @@ DownstreamSummary DownstreamAccumulator::Finish() const {
   d.kl_p90 = Percentile(kl, 90);
   d.kl_p99 = Percentile(kl, 99);
   d.kl_max = *std::max_element(kl.begin(), kl.end());
+  d.kl_upper_mean = sum_kl_upper_ / n;
+  d.kl_exact = kl_exact_;
+  d.ppl_ratio = d.ppl / d.ref_ppl;
   d.top1_agreement = static_cast<double>(agree_) / n;
+  std::vector<double> dp = dp_;
+  double sum = 0, sum_sq = 0;
+  for (double v : dp) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  d.dp_mean = sum / n;
+  d.dp_rms = std::sqrt(sum_sq / n);
+  d.dp_min = *std::min_element(dp.begin(), dp.end());
+  d.dp_max = *std::max_element(dp.begin(), dp.end());
+  const std::pair<double, double*> q[] = {{1, &d.dp_p1},   {5, &d.dp_p5},   {10, &d.dp_p10},
+                                          {25, &d.dp_p25}, {50, &d.dp_p50}, {75, &d.dp_p75},
+                                          {90, &d.dp_p90}, {95, &d.dp_p95}, {99, &d.dp_p99}};
+  for (const auto& [pct, out] : q) *out = Percentile(dp, pct);
   return d;
 }
 

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace pc {
@@ -19,20 +20,46 @@ struct TokenLogitStats {
   at::Tensor nll;      // (B, T−1) float64
   at::Tensor kl;       // (B, T−1) float64, KL(ref ‖ model) in nats, Σ_v p_ref(v)·(log p_ref(v) − log p(v))
   at::Tensor top1;     // (B, T−1) uint8, argmax equal (ties: the lowest id, as at::argmax)
+  at::Tensor dp;       // (B, T−1) float64, Δp = p_model(next token) − p_ref(next token)
+  // (B, T−1) float64, an upper bound on the per-token KL when `kl` is computed from a compact
+  // reference (metrics/kld_base.h: `kl` is then a lower bound); undefined when `kl` is exact.
+  at::Tensor kl_upper;
 };
 
 // ref_logits, logits: (B, T, V); tokens: (B, T) int64.
 TokenLogitStats CompareLogits(const at::Tensor& ref_logits, const at::Tensor& logits, const at::Tensor& tokens);
 
+// The model's side of the per-token statistics, shared by CompareLogits and the compact reference
+// of `perpcomp kld` (metrics/kld_base.h): from the model's logits (B, T, V) and the reference's
+// next-token NLL `s.nll_ref` (B, T−1) float64 (set before the call) and top-1 ids `ref_top1`
+// (B, T−1) int64, sets s.nll, s.dp, s.top1 and returns the model's float32 log-softmax
+// (B, T−1, V). The NLL is NextTokenNll's (metrics/perplexity.h): float32 log-softmax, gathered.
+at::Tensor ModelTokenStats(const at::Tensor& logits, const at::Tensor& tokens, const at::Tensor& ref_top1,
+                           TokenLogitStats& s);
+
+// The reference's side, as CompareLogits computes it: next-token NLL (B, T−1) float64 from the
+// float32 log-softmax `lr` (B, T−1, V) and tokens (B, T).
+at::Tensor TargetNll(const at::Tensor& lr, const at::Tensor& tokens);
+
 struct DownstreamSummary {
   int64_t tokens = 0;  // predicted tokens
   double ref_mean_nll = 0, mean_nll = 0, delta_nll = 0;  // nats per token; delta = model − reference
   double ref_ppl = 0, ppl = 0;
+  double ppl_ratio = 0;                   // ppl / ref_ppl
   double kl_mean = 0, kl_p50 = 0, kl_p90 = 0, kl_p99 = 0, kl_max = 0;
-  double top1_agreement = 0;  // fraction of tokens
+  double kl_upper_mean = 0;               // mean of the per-token upper bounds (= kl_mean when exact)
+  bool kl_exact = true;                   // false: KL from a compact (top-k) reference, kl_* lower bounds
+  double top1_agreement = 0;  // fraction of tokens ("same top token")
+  // Δp = p_model − p_ref of the next token (llama.cpp's perplexity --kl-divergence statistics).
+  double dp_mean = 0, dp_rms = 0, dp_min = 0, dp_max = 0;
+  double dp_p1 = 0, dp_p5 = 0, dp_p10 = 0, dp_p25 = 0, dp_p50 = 0, dp_p75 = 0, dp_p90 = 0, dp_p95 = 0, dp_p99 = 0;
 };
 
-// Streams batches of TokenLogitStats; keeps per-token KL (float64) for exact percentiles.
+// The summary under the JSON keys of `eval --reference` (docs/METRICS.md "Downstream"):
+// reference_ppl, reference_mean_nll, delta_nll, kl_mean, kl_p50, ..., top1_agreement, dp_*.
+nlohmann::json DownstreamJson(const DownstreamSummary& d);
+
+// Streams batches of TokenLogitStats; keeps per-token KL and Δp (float64) for exact percentiles.
 class DownstreamAccumulator {
  public:
   void Add(const TokenLogitStats& s);
@@ -40,8 +67,9 @@ class DownstreamAccumulator {
 
  private:
   int64_t tokens_ = 0, agree_ = 0;
-  double sum_nll_ref_ = 0, sum_nll_ = 0, sum_kl_ = 0;
-  std::vector<double> kl_;
+  double sum_nll_ref_ = 0, sum_nll_ = 0, sum_kl_ = 0, sum_kl_upper_ = 0;
+  bool kl_exact_ = true;
+  std::vector<double> kl_, dp_;
 };
 
 }  // namespace pc

@@ -45,6 +45,7 @@ inline constexpr const char* kEval = "eval";
 inline constexpr const char* kSweepRun = "sweep-run";
 inline constexpr const char* kSweepResults = "sweep-results";
 inline constexpr const char* kProbe = "probe";
+inline constexpr const char* kKldBase = "kld-base";  // perpcomp kld --save-base (metrics/kld_base.h)
 }  // namespace kind
 
 // "perpcomp <version>" (the created_by attribute).

@@ -178,15 +178,7 @@ int RunEval(const std::vector<std::string>& args) {
   if (vs) {
     const DownstreamSummary& d = vs->downstream;
     j["reference"] = reference;
-    j["reference_ppl"] = d.ref_ppl;
-    j["reference_mean_nll"] = d.ref_mean_nll;
-    j["delta_nll"] = d.delta_nll;
-    j["kl_mean"] = d.kl_mean;
-    j["kl_p50"] = d.kl_p50;
-    j["kl_p90"] = d.kl_p90;
-    j["kl_p99"] = d.kl_p99;
-    j["kl_max"] = d.kl_max;
-    j["top1_agreement"] = d.top1_agreement;
+    j.update(DownstreamJson(d));
     j["reference_cache_hit"] = vs->cache_hit;
   }
   std::vector<PairScore> scores;

@@ -11,6 +11,7 @@ PC_DECLARE_COMMAND(RunInfo)
 PC_DECLARE_COMMAND(RunConvert)
 PC_DECLARE_COMMAND(RunGenerate)
 PC_DECLARE_COMMAND(RunEval)
+PC_DECLARE_COMMAND(RunKld)
 PC_DECLARE_COMMAND(RunMeasure)
 PC_DECLARE_COMMAND(RunCompressCmd)
 PC_DECLARE_COMMAND(RunTrain)
@@ -28,6 +29,7 @@ const std::vector<Command>& Commands() {
       {"convert", "convert a llama2.c checkpoint and tokenizer into a Hugging Face folder", RunConvert},
       {"generate", "generate text with a KV cache (temperature 0: greedy)", RunGenerate},
       {"eval", "perplexity on a text (and, with --reference, KL and agreement)", RunEval},
+      {"kld", "save a base model's next-token distributions (--save-base), then KL, delta p, top-token and pair flips of any model against them (--base)", RunKld},
       {"measure", "directional (iso/parallel/perpendicular) error of a compressed model at every site, into HDF5", RunMeasure},
       {"compress", "compress a model with a recipe and calibration data (--dry-run prints the plan)", RunCompressCmd},
       {"sweep", "compress, measure and evaluate every run of a sweep file (resumable, sharded) into one HDF5 file", RunSweepCmd},
