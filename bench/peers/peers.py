@@ -233,6 +233,11 @@ def cmd_run(a):
     for m in methods:
         d = os.path.join(a.work, m)
         os.makedirs(d, exist_ok=True)
+        done = os.path.join(d, "row.json")
+        if a.resume and os.path.exists(done):  # a finished method of an earlier run with the same options
+            with open(done) as f:
+                results.append(json.load(f))
+            continue
         recipe = os.path.join(d, "recipe.yaml")
         with open(recipe, "w") as f:
             f.write(perpcomp_recipe(m, a.group))
@@ -268,9 +273,11 @@ def cmd_run(a):
                          "compress_s": pc_seconds, "process_s": pc_wall, "peak_rss_mib": pc_rss},
             "llmcompressor": {"delta_nll": pick(ev_lc, "delta_nll"), "kl": pick(ev_lc, "kl_mean", "kl"),
                               "compress_s": lc_seconds, "process_s": lc_wall, "peak_rss_mib": lc_rss},
-            "ref_mean_nll": pick(ev_pc, "ref_mean_nll"), "eval_tokens": pick(ev_pc, "tokens"),
+            "ref_mean_nll": pick(ev_pc, "reference_mean_nll"), "eval_tokens": pick(ev_pc, "tokens"),
         }
         results.append(row)
+        with open(done, "w") as f:
+            json.dump(row, f)
         print(json.dumps(row), flush=True)
     table = format_table(a, results)
     print(table)
@@ -326,6 +333,7 @@ def main():
     r.add_argument("--eval-bytes", type=int, default=0, help="evaluate on the first N bytes of --eval-text (0: all)")
     r.add_argument("--threads", type=int, default=0)
     r.add_argument("--table", help="also write the Markdown table here")
+    r.add_argument("--resume", action="store_true", help="reuse the methods WORK already holds finished")
     c = sub.add_parser("llmc")
     c.add_argument("--model", required=True)
     c.add_argument("--ids", required=True)
