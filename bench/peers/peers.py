@@ -98,11 +98,14 @@ def llmc_recipe(method, group):
         return [AWQModifier(duo_scaling=True, n_grid=20), quant]
     name, pattern = method.split("-")
     mask = "0:0" if pattern == "50" else "2:4"
+    # The pruning modifiers name a targeted module's own linear "lm_head." (with the dot), which
+    # ignore=["lm_head"] does not match: without the regex they prune the (tied) head as well.
+    skip = ["lm_head", "re:.*lm_head.*"]
     if name == "wanda":
         from llmcompressor.modifiers.pruning import WandaPruningModifier
-        return [WandaPruningModifier(sparsity=0.5, mask_structure=mask, targets=["Linear"], ignore=["lm_head"])]
+        return [WandaPruningModifier(sparsity=0.5, mask_structure=mask, targets=["Linear"], ignore=skip)]
     from llmcompressor.modifiers.pruning import SparseGPTModifier
-    return [SparseGPTModifier(sparsity=0.5, mask_structure=mask, targets=["Linear"], ignore=["lm_head"],
+    return [SparseGPTModifier(sparsity=0.5, mask_structure=mask, targets=["Linear"], ignore=skip,
                               block_size=128, dampening_frac=0.01)]
 
 
