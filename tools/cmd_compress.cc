@@ -45,7 +45,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   bool dry_run = false;
   int64_t samples = 0, seq_len = 0;
   int64_t seed = -1;
-  std::string windowing, text_field, max_memory;
+  std::string windowing, text_field, max_memory, calib_dump;
   po::options_description desc("options");
   desc.add_options()
     ("model", po::value<std::string>(&model_dir), "Hugging Face model folder")
@@ -56,6 +56,8 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)")
     ("calib-windowing", po::value<std::string>(&windowing), "awq | random (default: the method's convention)")
     ("text-field", po::value<std::string>(&text_field), "JSON-lines field of the calibration text (default text)")
+    ("calib-dump", po::value<std::string>(&calib_dump),
+     "also write the calibration windows the engine ran on to FILE: one window per line, token ids separated by spaces")
     ("out", po::value<std::string>(&ro.out_dir), "output Hugging Face folder (with compress.h5)")
     ("overwrite", po::bool_switch(&ro.overwrite), "replace an existing --out (written beside it, swapped in when complete)")
     ("format", po::value<std::string>(&ro.format)->default_value("hf"), "hf | awq-gemm (also writes OUT/awq-gemm)")
@@ -112,9 +114,30 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
   fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out", fs::OutputKind::kFolder);
   fs::CheckNotAnInput(ro.out_dir, "--out", {{"--model", model_dir}, {"--calib", ro.calib.source}, {"--recipe", recipe_arg}});
+  if (!calib_dump.empty()) {
+    fs::CheckOutputPath(calib_dump, ro.overwrite, "--calib-dump", fs::OutputKind::kFile);
+    fs::CheckNotAnInput(calib_dump, "--calib-dump",
+                        {{"--model", model_dir}, {"--calib", ro.calib.source}, {"--recipe", recipe_arg}, {"--out", ro.out_dir}});
+  }
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) ro.crash_at = crash;
   SetMmapThreshold(kMmapThresholdCompress);  // a flat peak over the blocks (core/heap.h)
   recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);
+  if (!calib_dump.empty()) {
+    // (windows, tokens) int64, one line per window: what another tool needs to calibrate on the same ids.
+    const at::Tensor ids = r.calib_tokens.contiguous();
+    const int64_t* p = ids.data_ptr<int64_t>();
+    std::string text;
+    for (int64_t w = 0; w < ids.size(0); ++w) {
+      for (int64_t t = 0; t < ids.size(1); ++t) {
+        if (t > 0) text += ' ';
+        text += std::to_string(p[w * ids.size(1) + t]);
+      }
+      text += '\n';
+    }
+    fs::WriteFileAtomic(calib_dump, text);
+    std::printf("wrote %s: %lld calibration windows x %lld tokens\n", calib_dump.c_str(),
+                static_cast<long long>(ids.size(0)), static_cast<long long>(ids.size(1)));
+  }
   std::printf("wrote %s: %d linears compressed, %d skipped, %.1f s (log: %s)\n", ro.out_dir.c_str(), r.compressed,
               r.skipped, r.engine.seconds, fs::Join(ro.out_dir, "compress.h5").c_str());
   return 0;
