@@ -3,8 +3,9 @@
 // Architectures (general.architecture): llama (also the Mistral-style files llama.cpp labels
 // llama), qwen2, qwen3, gpt2, gptneox. The GGUF tensor names, the config.json keys and the layout
 // changes of llama.cpp's converter that are undone (the q/k row permutation of llama, GPT-2's
-// transposed Conv1D weights, GPT-NeoX's [q; k; v] blocks) are one table per architecture in
-// gguf_convert.cc (kGgufArchs). Tensors are dequantized to f32 (model/gguf_quants.h); F16 and BF16
+// transposed Conv1D weights, GPT-NeoX's [q; k; v] blocks) come from the architecture tables
+// (model/arch.h: gguf_arch, the modules' GGUF names, gguf_rows, conv1d, ConfigKeys); the only list
+// here is llama.cpp's metadata key names, which are the same for every architecture. Tensors are dequantized to f32 (model/gguf_quants.h); F16 and BF16
 // tensors stay as stored unless `f32`. The tokenizer: model/gguf_tokenizer.h.
 #pragma once
 

@@ -168,6 +168,52 @@ TEST_CASE("gguf convert: quantized files equal transformers' GGUF loading (tenso
   }
 }
 
+// qwen3 (per-head RMSNorm on q and k, attention.key_length 32 with 4 heads of a 64-wide model):
+// transformers' GGUF loading of qwen3 ignores attention.key_length, so the reference is
+// transformers' own forward of the Hugging Face folder the file was written from — for F32 the
+// original (hf/), for Q8_0 the same folder with the matrices the GGUF holds, dequantized by the
+// gguf package (hf-deq/).
+TEST_CASE("gguf convert: qwen3 equals transformers' forward of the same model (F32 and Q8_0)",
+          "[model][gguf][refenv][slow]") {
+  PC_SKIP_IF(!RefHasTransformers(), "the reference environment (gguf, transformers) is absent");
+  const std::vector<int64_t> tokens = {1, 5, 9, 200, 17, 3, 44, 101, 250, 7, 7, 7, 12, 300, 2, 64};
+  for (const char* type : {"F32", "Q8_0"}) {
+    CAPTURE(type);
+    const bool f32 = std::string(type) == "F32";
+    const std::string dir = pc::test::TempDir(std::string("gguf-qwen3-") + type);
+    auto r = Ref(std::string("make-gguf qwen3 '") + dir + "' --type " + type + " --seed 7" + (f32 ? "" : " --tied"));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    pc::ConvertGgufToFolder(dir + "/model.gguf", dir + "/out", {}, false);
+    const std::string hf = dir + (f32 ? "/hf" : "/hf-deq");
+    auto got = pc::Model::Load(dir + "/out");
+    auto want = pc::Model::Load(hf);
+    CHECK(got->config().model_type == "qwen3");
+    CHECK(got->config().head_dim == 32);
+    CHECK(got->config().heads == 4);
+    CHECK(got->config().kv_heads == 2);
+    CHECK(got->config().tie_embeddings == !f32);
+    CheckSameTensors(*got, *want);
+    {
+      std::ofstream tf(dir + "/tokens.txt");
+      for (int64_t t : tokens) tf << t << ' ';
+      tf << '\n';
+    }
+    auto l = Ref("hf-logits '" + hf + "' '" + dir + "/tokens.txt' '" + dir + "/logits.f32'");
+    INFO(l.err);
+    REQUIRE(l.exit_code == 0);
+    std::string raw = pc::fs::ReadFile(dir + "/logits.f32");
+    const int64_t V = got->config().vocab_size, T = static_cast<int64_t>(tokens.size());
+    REQUIRE(raw.size() == static_cast<size_t>(T * V * 4));
+    at::Tensor ref = at::from_blob(raw.data(), {T, V}, at::kFloat).clone();
+    at::Tensor logits = got->Forward(at::tensor(tokens).view({1, T}))[0];
+    const double scale = ref.abs().max().item<double>();
+    CHECK(scale > 0.1);
+    CHECK((logits - ref).abs().max().item<double>() <= 1e-4 * scale);
+    CheckTokenizerAgrees(dir + "/model.gguf", dir + "/out", SampleTexts(), dir, /*with_transformers=*/false);
+  }
+}
+
 TEST_CASE("gguf convert: files that do not convert are refused with the reason", "[model][gguf]") {
   using pc::test::GgufBuilder;
   auto convert_error = [](const std::string& bytes) {

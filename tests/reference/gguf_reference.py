@@ -9,12 +9,19 @@ environment, tools/setup-reference.sh). Used by perpcomp's GGUF tests (tests/mod
       which the package cannot quantize), and OUT_DIR/<tensor>.f32: gguf.quants.dequantize of each
       (raw little-endian float32, row-major). OUT_DIR/manifest.json lists them.
   gguf_reference.py make-gguf ARCH OUT_DIR [--type F32|Q8_0|Q4_K...] [--seed S] [--tied] [--spm]
-      A seeded random model of ARCH (llama, qwen2, gpt2, gptneox) with a small tokenizer, written
+      A seeded random model of ARCH (llama, qwen2, qwen3, gpt2, gptneox) with a small tokenizer, written
       twice: OUT_DIR/hf/ (config.json + model.safetensors, Hugging Face names and layout) and
       OUT_DIR/model.gguf as llama.cpp's convert_hf_to_gguf.py lays it out (its tensor names, the q/k
       row permutation of llama, GPT-2's Conv1D weights as (out, in), GPT-NeoX's qkv as [q; k; v]),
       matrices quantized to --type (F32 default: then the GGUF holds exactly the hf/ values).
       --spm: a sentencepiece-style vocabulary (tokenizer.ggml.model llama, scores, no merges).
+      qwen3: head_dim 32 with 4 heads of a 64-wide model (attention.key_length differs from
+      embedding_length / head_count) and random per-head q_norm / k_norm. For a quantized --type,
+      qwen2 and qwen3 also get OUT_DIR/hf-deq/: hf/ with every quantized matrix replaced by
+      gguf.quants.dequantize of what the GGUF holds (their GGUF layout is Hugging Face's).
+  gguf_reference.py hf-logits HF_DIR TOKENS OUT
+      As logits, from transformers' own forward of the Hugging Face folder HF_DIR
+      (AutoModelForCausalLM.from_pretrained(HF_DIR, dtype=float32)).
   gguf_reference.py state GGUF_FILE OUT_DIR
       transformers' GGUF loading of the file (from_pretrained(..., gguf_file=...)), its state dict
       saved as OUT_DIR/model.safetensors.
@@ -99,6 +106,11 @@ def cmd_quants(out_dir, seed):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    if qtype != T.F32 and arch in ("qwen2", "qwen3"):
+        os.makedirs(os.path.join(out_dir, "hf-deq"), exist_ok=True)
+        with open(os.path.join(out_dir, "hf-deq", "config.json"), "w") as fh:
+            json.dump(c, fh, indent=1)
+        save_file(deq, os.path.join(out_dir, "hf-deq", "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump({"gguf_version": getattr(gguf, "__version__", "?"), "tensors": manifest}, f, indent=1)
 
@@ -176,9 +188,9 @@ def cmd_nll(gguf_file, tokens_path, out):
         json.dump({"nll": nll, "max_abs_logit": top}, fh)
 
 
-def cmd_logits(gguf_file, tokens_path, out):
+def cmd_logits(gguf_file, tokens_path, out, model=None):
     import torch
-    m = _model(gguf_file)
+    m = model if model is not None else _model(gguf_file)
     wins = _windows(tokens_path)
     with torch.no_grad():
         logits = [m(torch.tensor([w])).logits[0].float().numpy() for w in wins]
@@ -186,6 +198,15 @@ def cmd_logits(gguf_file, tokens_path, out):
     arr.tofile(out)
     with open(out + ".json", "w") as fh:
         json.dump({"shape": list(arr.shape)}, fh)
+
+
+def cmd_hf_logits(hf_dir, tokens_path, out):
+    import torch
+    from transformers import AutoModelForCausalLM
+    torch.set_num_threads(int(os.environ.get("PERPCOMP_REF_THREADS", "1")))
+    m = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32)
+    m.eval()
+    cmd_logits(None, tokens_path, out, model=m)
 
 
 def _bytes_to_unicode():
@@ -263,8 +284,9 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
     from safetensors.numpy import save_file
     rng = np.random.default_rng(seed)
     V, d, L, H, I = 320, 64, 2, 4, 128
-    KV = 2 if arch in ("llama", "qwen2") else H
-    hd = d // H
+    llama_like = arch in ("llama", "qwen2", "qwen3")
+    KV = 2 if llama_like else H
+    hd = 32 if arch == "qwen3" else d // H
     f32 = np.float32
 
     def rnd(*shape, std=0.3):
@@ -274,11 +296,13 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
         return (1.0 + 0.2 * rng.standard_normal(n)).astype(f32)
 
     t, c = {}, {}
-    if arch in ("llama", "qwen2"):
+    if llama_like:
         c = {"model_type": arch, "vocab_size": V, "hidden_size": d, "num_hidden_layers": L,
              "num_attention_heads": H, "num_key_value_heads": KV, "intermediate_size": I,
              "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 5000.0, "hidden_act": "silu",
              "tie_word_embeddings": tied}
+        if arch == "qwen3":
+            c.update({"head_dim": hd, "attention_bias": False, "use_sliding_window": False})
         t["model.embed_tokens.weight"] = rnd(V, d, std=1.0)
         for l in range(L):
             p = f"model.layers.{l}."
@@ -290,6 +314,9 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
             if arch == "qwen2":
                 for n, rows in (("q", H * hd), ("k", KV * hd), ("v", KV * hd)):
                     t[p + f"self_attn.{n}_proj.bias"] = rnd(rows, std=0.1)
+            if arch == "qwen3":
+                t[p + "self_attn.q_norm.weight"] = norm_w(hd)
+                t[p + "self_attn.k_norm.weight"] = norm_w(hd)
             t[p + "self_attn.o_proj.weight"] = rnd(d, H * hd)
             t[p + "mlp.gate_proj.weight"] = rnd(I, d)
             t[p + "mlp.up_proj.weight"] = rnd(I, d)
@@ -363,7 +390,9 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
                     "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"},
     }
     names["qwen2"] = names["llama"]
-    layer_prefix = {"llama": "model.layers.", "qwen2": "model.layers.", "gpt2": "transformer.h.",
+    names["qwen3"] = dict(names["llama"], **{"self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"})
+    layer_prefix = {"llama": "model.layers.", "qwen2": "model.layers.", "qwen3": "model.layers.",
+                    "gpt2": "transformer.h.",
                     "gptneox": "gpt_neox.layers."}[arch]
     qtype = T[qtype_name]
     w = gguf.GGUFWriter(os.path.join(out_dir, "model.gguf"), arch)
@@ -373,13 +402,17 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
     w.add_block_count(L)
     w.add_feed_forward_length(I)
     w.add_head_count(H)
-    if arch in ("llama", "qwen2"):
+    if llama_like:
         w.add_head_count_kv(KV)
         w.add_layer_norm_rms_eps(1e-5)
         w.add_rope_freq_base(5000.0)
         if arch == "llama":
             w.add_rope_dimension_count(hd)
             w.add_vocab_size(V)
+        if arch == "qwen3":
+            w.add_key_length(hd)
+            w.add_value_length(hd)
+            w.add_rope_dimension_count(hd)
     else:
         w.add_layer_norm_eps(1e-5)
     if arch == "gptneox":
@@ -397,6 +430,7 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
     w.add_eos_token_id(tok["eos"])
     if tok["unk"] is not None:
         w.add_unk_token_id(tok["unk"])
+    deq = {}  # hf-deq/: the Hugging Face tensors as the GGUF holds them (qwen2, qwen3)
     for name, x in t.items():
         module, kind = name.rsplit(".", 1)
         layer = None
@@ -415,13 +449,21 @@ def cmd_make_gguf(arch, out_dir, qtype_name, seed, tied, spm):
             x = x.reshape(H, 3, hd, *x.shape[1:]).swapaxes(0, 1).reshape(x.shape)
         x = np.ascontiguousarray(x)
         if x.ndim == 2 and qtype != T.F32 and tail not in ("transformer.wpe",):
-            w.add_tensor(gname, gguf.quants.quantize(x, qtype), raw_dtype=qtype)
+            q = gguf.quants.quantize(x, qtype)
+            w.add_tensor(gname, q, raw_dtype=qtype)
+            deq[name] = gguf.quants.dequantize(q, qtype).astype(f32).reshape(x.shape)
         else:
             w.add_tensor(gname, x)
+            deq[name] = x
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    if qtype != T.F32 and arch in ("qwen2", "qwen3"):
+        os.makedirs(os.path.join(out_dir, "hf-deq"), exist_ok=True)
+        with open(os.path.join(out_dir, "hf-deq", "config.json"), "w") as fh:
+            json.dump(c, fh, indent=1)
+        save_file(deq, os.path.join(out_dir, "hf-deq", "model.safetensors"), metadata={"format": "pt"})
 
 
 def cmd_state(gguf_file, out_dir):
@@ -461,6 +503,8 @@ def main(argv):
         cmd_nll(*args)
     elif cmd == "logits":
         cmd_logits(*args)
+    elif cmd == "hf-logits":
+        cmd_hf_logits(*args)
     else:
         print(__doc__)
         return 2
