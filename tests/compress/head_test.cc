@@ -102,7 +102,7 @@ TEST_CASE("head: quantized when an override targets it; refused where it cannot 
   // A tied head is the token embedding: refused, not quietly untied or embedding-quantized.
   auto tied = pc::Model::Load(pc::test::MakeReferenceModel("llama", "--variant tied"));
   CHECK_THROWS_WITH(Resolve(RtnRecipe("overrides:\n  - match: '^lm_head$'\n    params: {bits: 8}\n"), *tied),
-                    Contains("override at r.yaml:4 ('^lm_head$') asks to compress the output head 'lm_head'") &&
+                    Contains("override at r.yaml:5 ('^lm_head$') asks to compress the output head 'lm_head'") &&
                         Contains("ties it to the token embedding"));
   CHECK(Resolve(RtnRecipe("ignore: ['^lm_head$']\n"), *tied).plan.head.method == -1);  // ignoring it is fine
 }
