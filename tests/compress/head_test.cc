@@ -51,7 +51,7 @@ pc::recipes::CompressRunResult Compress(const std::string& model_dir, const std:
 
 }  // namespace
 
-TEST_CASE("head: a plan entry, skipped by default with its reason, matched by an ignore pattern", "[compress][head]") {
+TEST_CASE("head: a plan entry skipped by default with its reason and matched by an ignore pattern", "[compress][head]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   auto model = pc::Model::Load(pc::test::MakeReferenceModel("llama"));
   pc::recipes::ResolvedRecipe plain = Resolve(RtnRecipe(""), *model);
@@ -206,7 +206,7 @@ bool Close(const at::Tensor& a, const at::Tensor& b) {
 // reuse one freed buffer (a bfloat16 model converts each input into a temporary) would share one
 // accumulation: o_proj's statistics would be q/k/v's, down_proj's gate/up's. Keyed by the site,
 // every linear's statistics are those of its own input.
-TEST_CASE("engine: each linear's input statistics are its own input's, in bfloat16 too", "[compress][engine]") {
+TEST_CASE("engine: each linear's input statistics are its own input's in bfloat16 too", "[compress][engine]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   const std::string dir = pc::test::MakeReferenceModel("llama", "--dtype bf16");
   pc::LoadOptions lo;

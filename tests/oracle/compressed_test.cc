@@ -98,7 +98,7 @@ TEST_CASE("transformers loads every method's output on every architecture", "[or
 // A recipe that quantizes the output head (docs/RECIPES.md "The output head"): transformers loads
 // the folder with no problem and computes perpcomp's logits, and the head on disk is the
 // quantized one (not the original copied across).
-TEST_CASE("transformers loads a folder whose output head is quantized (rtn, gptq)", "[oracle][compress][shared][slow]") {
+TEST_CASE("transformers loads a folder whose output head is quantized by rtn and gptq", "[oracle][compress][shared][slow]") {
   PC_REQUIRE_SHARED();
   PC_REQUIRE_REFENV();
   std::string dir = pc::test::TempDir("oracle-head");
