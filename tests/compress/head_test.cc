@@ -79,7 +79,7 @@ TEST_CASE("head: a plan entry skipped by default with its reason and matched by 
   CHECK(skipped.plan.head.skip_reason == "kept dense");
 }
 
-TEST_CASE("head: quantized when an override targets it; refused where it cannot be", "[compress][head]") {
+TEST_CASE("head: quantized when an override targets it and refused where it cannot be", "[compress][head]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   auto model = pc::Model::Load(pc::test::MakeReferenceModel("llama"));
   pc::recipes::ResolvedRecipe r = Resolve(RtnRecipe("overrides:\n  - match: '^lm_head$'\n    params: {bits: 8}\n"), *model);
