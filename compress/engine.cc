@@ -26,6 +26,14 @@ int Plan::Compressed() const {
   return n;
 }
 
+PlanEntry Plan::DefaultHead() {
+  PlanEntry e;
+  e.layer = -1;
+  e.index = -1;
+  e.skip_reason = "output head: not compressed unless a recipe targets it";
+  return e;
+}
+
 int64_t DefaultMicroBatch(const Model& model, int64_t seq_len) { return DefaultMicroBatch(model.config(), seq_len); }
 
 namespace {
@@ -65,6 +73,18 @@ at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t
 
 namespace {
 
+void AddTo(at::Tensor& acc, const at::Tensor& v) {
+  if (acc.defined()) acc.add_(v); else acc = v.clone();
+}
+
+// Adds the rows of `flat` (n, in) float32, one linear's inputs, to the statistics `kinds` asks for.
+void AccumulateInput(InputStats& s, uint32_t kinds, const at::Tensor& flat) {
+  s.tokens += flat.size(0);
+  if (kinds & kStatAbsSum) AddTo(s.abs_sum, flat.abs().sum(0).to(at::kDouble));
+  if (kinds & kStatSqSum) AddTo(s.sq_sum, (flat * flat).sum(0).to(at::kDouble));
+  if (kinds & kStatGram) AddTo(s.gram, at::mm(flat.t(), flat).to(at::kDouble));
+}
+
 // Collects input statistics (and method accumulators) for a set of linears of one block.
 class StatsHooks : public ForwardHooks {
  public:
@@ -94,11 +114,7 @@ class StatsHooks : public ForwardHooks {
         return x;
       }
       by_input_[input] = {t.stats, t.kinds};
-      InputStats& s = *t.stats;
-      s.tokens += flat.size(0);
-      if (t.kinds & kStatAbsSum) Add(s.abs_sum, flat.abs().sum(0).to(at::kDouble));
-      if (t.kinds & kStatSqSum) Add(s.sq_sum, (flat * flat).sum(0).to(at::kDouble));
-      if (t.kinds & kStatGram) Add(s.gram, at::mm(flat.t(), flat).to(at::kDouble));
+      AccumulateInput(*t.stats, t.kinds, flat);
     } else if (t.method != nullptr) {
       at::Tensor y = x.reshape({-1, x.size(-1)}).to(at::kFloat);
       t.method->Accumulate(block_.linears[site.index], last_input_[site.index], y, *t.stats);
@@ -110,9 +126,6 @@ class StatsHooks : public ForwardHooks {
   std::map<int, Target>& targets() { return targets_; }
 
  private:
-  static void Add(at::Tensor& acc, const at::Tensor& v) {
-    if (acc.defined()) acc.add_(v); else acc = v.clone();
-  }
   const Block& block_;
   std::map<int, Target> targets_;
   std::map<int, std::pair<std::shared_ptr<InputStats>, uint32_t>> by_input_;  // InputIndex -> first accumulation
@@ -196,6 +209,78 @@ double RelWeightError(const at::Tensor& w_hat, const at::Tensor& w) {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The logged values of a linear `m` compressed: its output error on the logging windows (x_hat:
+// the inputs it sees now, x: the original's inputs, orig: the original weights), and the error of
+// the naive counterpart, the weight change from `start` (what the method compressed) and the
+// sparsity. Refuses non-finite weights, naming the linear.
+void LogCompressed(const Method& m, const Linear& lin, const std::string& name, const at::Tensor& x_hat,
+                   const at::Tensor& x, const LinearCopy& orig, const LinearCopy& start, Record& rec) {
+  PC_CHECK(at::isfinite(lin.weight).all().item<bool>(), "compress: ", m.Describe(), " produced non-finite ",
+           "weights for '", name, "'");
+  const LinearCopy now(lin.weight, lin.bias);
+  rec.values["err_after"] = RelOutputError(x_hat, now, x, orig, m.OutputScale(lin));
+  at::Tensor naive = m.NaiveWeight(orig.weight);
+  if (naive.defined()) rec.values["err_before"] = RelOutputError(x, LinearCopy(naive, orig.bias), x, orig, at::Tensor());
+  rec.values["weight_rel_err"] = RelWeightError(lin.weight, start.weight);
+  rec.values["sparsity"] =
+      static_cast<double>((lin.weight == 0).sum().item<int64_t>()) / static_cast<double>(lin.weight.numel());
+  rec.values["log_tokens"] = static_cast<double>(x.size(0));
+}
+
+// Observes the final norm's output (the head's input) as (n, d) float32.
+class FinalNormHook : public ForwardHooks {
+ public:
+  bool Wants(SiteKind k) const override { return k == SiteKind::kFinalNorm; }
+  at::Tensor At(const Site&, const at::Tensor& x, const at::Tensor&) override {
+    last = x.reshape({-1, x.size(-1)}).to(at::kFloat);
+    return x;
+  }
+  at::Tensor last;
+};
+
+// Compresses the output head (plan.head) on x (N, L, d), the last block's calibration outputs:
+// its input statistics over final_norm(x) (x itself without a final norm), taken through
+// Model::Head in batches sized for the logits (the methods that want outputs get them), then
+// CompressLinear, then the log on the first `log_n` windows. ResolvePlan refuses what this cannot
+// do (a tied head, a block transform, OPT's project_out before the head).
+void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, CompressResult& result) {
+  const PlanEntry& e = plan.head;
+  Method& m = *plan.methods[e.method];
+  PC_ASSERT(!m.TransformsBlock() && !model.tied(), "the head's plan entry should have been refused");
+  if (!model.lm_head().weight.defined()) model.LoadHead();
+  Linear& head = model.lm_head();
+  const int64_t N = x.size(0), L = x.size(1);
+  const int64_t mb = DefaultEvalBatch(model.config(), L);
+  InputStats stats;
+  std::vector<at::Tensor> log_parts;  // the head's inputs on the logging windows
+  for (int64_t s = 0; s < N; s += mb) {
+    const int64_t n = std::min(mb, N - s);
+    FinalNormHook hook;
+    ForwardContext ctx = model.MakeContext(L, 0, &hook);
+    at::Tensor logits = model.Head(x.narrow(0, s, n), ctx);  // (n, L, V)
+    at::Tensor in = model.config().has_final_norm ? hook.last : x.narrow(0, s, n).reshape({-1, x.size(2)}).to(at::kFloat);
+    AccumulateInput(stats, m.stats(), in);
+    if (m.WantsOutputs()) m.Accumulate(head, in, logits.reshape({-1, logits.size(-1)}), stats);
+    if (s < log_n) log_parts.push_back(in.narrow(0, 0, std::min(n, log_n - s) * L));
+  }
+  const at::Tensor x_log = at::cat(log_parts, 0);  // (log_n * L, d)
+  Record rec;
+  rec.kind = "linear";
+  rec.name = e.name;
+  rec.values["layer"] = -1;
+  rec.text["role"] = "head";
+  rec.text["method"] = m.name();
+  rec.text["params"] = m.params().Describe();
+  rec.values["out_features"] = head.out_features();
+  rec.values["in_features"] = head.in_features();
+  const LinearCopy start(head);
+  const auto t0 = std::chrono::steady_clock::now();
+  m.CompressLinear(head, stats, rec);
+  rec.values["seconds"] = Seconds(t0);
+  LogCompressed(m, head, e.name, x_log, x_log, start, start, rec);
+  result.records.push_back(std::move(rec));
 }
 
 }  // namespace
@@ -325,21 +410,9 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           auto t0 = std::chrono::steady_clock::now();
           m.CompressLinear(lin, *hooks.targets()[i].stats, rec);
           rec.values["seconds"] = Seconds(t0) + transform_s / static_cast<double>(todo.size());
-          PC_CHECK(at::isfinite(lin.weight).all().item<bool>(), "compress: ", m.Describe(), " produced non-finite ",
-                   "weights for '", e->name, "'");
-          // Logged errors on the logging windows, one linear at a time.
           auto orig_it = original.find(i);
-          const LinearCopy& orig = orig_it != original.end() ? orig_it->second : start;
-          const LinearCopy now(lin.weight, lin.bias);
-          rec.values["err_after"] = RelOutputError(x_mid.Get(i), now, pre.Get(i), orig, m.OutputScale(lin));
-          at::Tensor naive = m.NaiveWeight(orig.weight);
-          if (naive.defined()) {
-            rec.values["err_before"] = RelOutputError(pre.Get(i), LinearCopy(naive, orig.bias), pre.Get(i), orig, at::Tensor());
-          }
-          rec.values["weight_rel_err"] = RelWeightError(lin.weight, start.weight);
-          rec.values["sparsity"] =
-              static_cast<double>((lin.weight == 0).sum().item<int64_t>()) / static_cast<double>(lin.weight.numel());
-          rec.values["log_tokens"] = static_cast<double>(pre.Get(i).size(0));
+          LogCompressed(m, lin, e->name, x_mid.Get(i), pre.Get(i), orig_it != original.end() ? orig_it->second : start,
+                        start, rec);
           result.records.push_back(std::move(rec));
           if (orig_it != original.end()) original.erase(orig_it);
         }
@@ -358,6 +431,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
     x = next;
     progress.Add(1);
   }
+  if (plan.head.method >= 0) CompressHead(model, plan, x, log_n, result);
   result.seconds = Seconds(t_start);
   return result;
 }

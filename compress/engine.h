@@ -7,6 +7,8 @@
 //        ├─► statistics of every compressed linear's input (per stage when true-sequential)
 //        ├─► CompressLinear() for each planned linear, in place
 //        └─► X_{i+1} = Y_i (AWQ's convention) or the compressed block's outputs (Wanda/GPTQ)
+// After the last block, when the plan compresses the head: statistics of final_norm(X_n) (the
+// head's input), then CompressLinear() on the head.
 // Peak memory: one block, X and Y, one micro-batch of intermediates (~64 MB), the inputs of the
 // compressed linears on the logging windows, and a copy of the linear being compressed (of every
 // compressed linear when a method transforms the block). Blocks come from the mmap'd checkpoint
@@ -27,8 +29,8 @@
 namespace pc {
 
 struct PlanEntry {
-  int layer = 0;
-  int index = 0;       // in Block::linears
+  int layer = 0;       // -1 for the output head (Plan::head)
+  int index = 0;       // in Block::linears; -1 for the head
   std::string name;    // HF module name
   Role role = Role::kQ;
   int method = -1;     // index into Plan::methods; -1: skipped
@@ -39,7 +41,13 @@ struct Plan {
   std::vector<std::unique_ptr<Method>> methods;
   std::vector<const MethodInfo*> infos;  // registry entry of each method instance
   std::vector<PlanEntry> entries;        // every block linear, in model order
+  // The output head (lm_head, GPT-NeoX's embed_out): skipped unless a recipe targets it
+  // (docs/RECIPES.md, "The output head"). When it has a method, the engine compresses it after
+  // the last block, on the final norm of the last block's calibration outputs.
+  PlanEntry head = DefaultHead();
   bool propagate_compressed = false;
+
+  static PlanEntry DefaultHead();
 
   bool AddsActivationScales() const;
   int Compressed() const;  // entries with a method

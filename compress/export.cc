@@ -101,6 +101,8 @@ ExportPlan Resolve(const Model& model, const Plan& plan) {
   ExportPlan out;
   std::vector<std::string> not_quantizer, not_4bit, bad_shape;
   std::set<int64_t> group_sizes;
+  PC_CHECK(plan.head.method < 0, "--format awq-gemm packs block linears (AutoAWQ leaves the output head dense), but "
+           "the recipe compresses the output head '", plan.head.name, "': use --format hf, or leave the head alone");
   for (const PlanEntry& e : plan.entries) {
     if (e.method < 0) {
       out.skipped.push_back(e.name);

@@ -31,7 +31,7 @@ struct PairScoringOptions {
   int64_t max_batch_tokens = 8192;  // padded tokens per forward
   // Text put before every sentence before tokenizing (not scored apart: its tokens count in the
   // sum). " " scores as lm-evaluation-harness's BLiMP, whose continuation is target_delimiter " "
-  // followed by the sentence; "" (default) is CONVENTIONS.md's scoring.
+  // followed by the sentence; "" (default) is docs/METRICS.md's scoring ("Minimal pairs").
   std::string prefix;
   // tokens (B, T) -> logits (B, T, V) in place of model.Forward(tokens), e.g. a forward with
   // hooks (probes); called once per batch, in the same order for the same sequences. Empty: plain forward.

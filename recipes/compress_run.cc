@@ -173,8 +173,8 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   SafetensorsWriter writer(staged.path(), entries, so.max_shard_bytes);
   model->ForEachTopTensor([&](const std::string& n, const at::Tensor& t, StDType) { writer.Write(n, t); });
   // Compression needs the embedding only for the calibration inputs (the engine frees it then)
-  // and never runs the head, which is copied once the engine is done (docs/PERFORMANCE.md,
-  // "Compression memory").
+  // and the head only when the plan compresses it (after the last block); the head is written
+  // once the engine is done (docs/PERFORMANCE.md, "Compression memory").
   EngineOptions eo;
   eo.release_embeddings = true;
   eo.micro_batch = options.micro_batch;
@@ -191,9 +191,13 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   CompressRunResult out;
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
   out.calib_tokens = set.tokens;
-  if (!model->config().tie_embeddings) {
-    model->LoadHead();
-    writer.Write(WeightOf(model->arch().lm_head.hf), model->lm_head().weight);
+  if (!model->config().tie_embeddings) {  // the engine loaded (and compressed) it when the plan says so
+    if (!model->lm_head().weight.defined()) model->LoadHead();
+    const std::string name = WeightOf(model->arch().lm_head.hf);
+    for (const SafetensorsWriter::Entry& e : entries) {
+      if (e.name == name) CheckFitsDiskDType(name, model->lm_head().weight, e.dtype);
+    }
+    writer.Write(name, model->lm_head().weight);
     model->lm_head().weight = at::Tensor();
   }
   writer.Finish();
@@ -212,6 +216,8 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
                 {"propagate", resolved.plan.propagate_compressed ? "compressed" : "original"},
                 {"compressed_linears", out.compressed},
                 {"skipped_linears", out.skipped},
+                {"head", resolved.plan.head.method >= 0 ? resolved.plan.methods[resolved.plan.head.method]->Describe()
+                                                        : "skip: " + resolved.plan.head.skip_reason},
                 {"seconds", out.engine.seconds},
                 {"perpcomp", store::CreatedBy()}};
   nlohmann::json config = model->ConfigJson(so);

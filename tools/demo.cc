@@ -42,30 +42,6 @@ std::string DefaultCache() {
   return fs::Join(home != nullptr && *home ? home : ".", ".cache/perpcomp");
 }
 
-// The training recipe of each demo model: small enough to train in about a minute on two
-// cores, big enough to learn agreement (docs/RESULTS.md "Demo models").
-TrainOptions DemoTraining(const std::string& arch, const std::string& corpus, int64_t steps) {
-  TrainOptions o;
-  o.arch = arch;
-  o.text = {fs::Join(corpus, "train.txt")};
-  o.valid = fs::Join(corpus, "valid.txt");
-  o.vocab_size = 600;
-  o.layers = 4;
-  o.hidden = 96;
-  o.heads = 4;
-  o.context = 64;
-  o.steps = steps;
-  o.batch = 32;
-  o.lr = 5e-3;
-  o.warmup = std::min<int64_t>(50, steps);
-  o.eval_every = std::max<int64_t>(1, steps / 3);
-  o.eval_windows = 64;
-  o.rotary_pct = 1.0;
-  o.parallel_residual = false;
-  o.seed = 0;
-  return o;
-}
-
 struct DemoModel {
   std::string label;  // "layernorm" / "rmsnorm"
   std::string arch;
@@ -78,7 +54,7 @@ struct DemoModel {
 // Trains (or finds in the cache) one demo model.
 DemoModel ModelFor(const std::string& label, const std::string& arch, const std::string& corpus,
                    const nlohmann::json& manifest, const DemoOptions& o, const std::string& cache) {
-  TrainOptions t = DemoTraining(arch, corpus, o.steps);
+  TrainOptions t = DemoTrainOptions(arch, corpus, o.steps);
   nlohmann::json key = {{"demo", kDemoVersion}, {"arch", arch}, {"corpus", manifest["files"]},
                         {"vocab", t.vocab_size}, {"layers", t.layers}, {"hidden", t.hidden}, {"heads", t.heads},
                         {"context", t.context}, {"steps", t.steps}, {"batch", t.batch}, {"lr", t.lr},

@@ -67,8 +67,10 @@ std::vector<std::string> ReadDocs(const std::string& path, const TrainOptions& o
   return lines;
 }
 
+}  // namespace
+
 // The config.json of a fresh model of o.arch, written with its table's keys (ConfigJsonFor).
-nlohmann::json ConfigFor(const TrainOptions& o, int64_t vocab, int64_t bos, int64_t eos) {
+nlohmann::json TrainConfigJson(const TrainOptions& o, int64_t vocab, int64_t bos, int64_t eos) {
   ModelConfig c;
   c.arch = &ArchSpecFor(o.arch);
   const ArchSpec& a = *c.arch;
@@ -97,6 +99,30 @@ nlohmann::json ConfigFor(const TrainOptions& o, int64_t vocab, int64_t bos, int6
   j["torch_dtype"] = "float32";
   return j;
 }
+
+TrainOptions DemoTrainOptions(const std::string& arch, const std::string& corpus, int64_t steps) {
+  TrainOptions o;
+  o.arch = arch;
+  o.text = {fs::Join(corpus, "train.txt")};
+  o.valid = fs::Join(corpus, "valid.txt");
+  o.vocab_size = 600;
+  o.layers = 4;
+  o.hidden = 96;
+  o.heads = 4;
+  o.context = 64;
+  o.steps = steps;
+  o.batch = 32;
+  o.lr = 5e-3;
+  o.warmup = std::min<int64_t>(50, steps);
+  o.eval_every = std::max<int64_t>(1, steps / 3);
+  o.eval_windows = 64;
+  o.rotary_pct = 1.0;
+  o.parallel_residual = false;
+  o.seed = 0;
+  return o;
+}
+
+namespace {
 
 // GPT-2 style initialisation: N(0, 0.02), residual output projections scaled by 1/sqrt(2 layers).
 std::map<std::string, at::Tensor> InitTensors(const ModelConfig& c) {
@@ -197,7 +223,7 @@ TrainResult TrainModel(const TrainOptions& o) {
            " tokens, fewer than one window of --context ", T);
 
   at::manual_seed(o.seed);
-  ModelConfig config = ParseModelConfig(ConfigFor(o, tok->vocab_size(), tok->bos_id() >= 0 ? tok->bos_id() : sep, sep),
+  ModelConfig config = ParseModelConfig(TrainConfigJson(o, tok->vocab_size(), tok->bos_id() >= 0 ? tok->bos_id() : sep, sep),
                                         "training config");
   auto model = Model::FromTensors(config, InitTensors(config));
   std::vector<at::Tensor> params = model->Parameters();

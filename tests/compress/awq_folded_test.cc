@@ -22,43 +22,11 @@
 #include "recipes/compress_run.h"
 #include "recipes/plan.h"
 #include "tests/compress/awq_test_util.h"
+#include "tests/compress/prune_test_util.h"
 #include "tests/model/model_test_util.h"
 #include "tests/test_support.h"
 
 namespace {
-
-// A tokenizer.json for the reference models (no merges, one piece per id, <|endoftext|> = 1):
-// RunCompress needs a tokenizer; self-sampled calibration starts from <|endoftext|> and never
-// encodes text.
-void AddTokenizer(const std::string& dir, int64_t vocab) {
-  nlohmann::json v = nlohmann::json::object();
-  v["<unk>"] = 0;
-  v["<|endoftext|>"] = 1;  // where self-sampling starts
-  for (int64_t i = 2; i < vocab; ++i) v["t" + std::to_string(i)] = i;
-  nlohmann::json added = nlohmann::json::array();
-  added.push_back({{"id", 1}, {"content", "<|endoftext|>"}, {"special", true}});
-  nlohmann::json tok = {{"version", "1.0"},
-                        {"added_tokens", added},
-                        {"normalizer", nullptr},
-                        {"pre_tokenizer", nullptr},
-                        {"post_processor", nullptr},
-                        {"decoder", nullptr},
-                        {"model",
-                         {{"type", "BPE"}, {"vocab", v}, {"merges", nlohmann::json::array()}, {"unk_token", "<unk>"}}}};
-  pc::fs::WriteFileAtomic(dir + "/tokenizer.json", tok.dump());
-}
-
-// A copy of the reference model of `arch` with that tokenizer (the shared reference folder is left
-// as it is).
-std::string ReferenceWithTokenizer(const std::string& arch, const std::string& variant) {
-  const std::string src = pc::test::MakeReferenceModel(arch, variant.empty() ? "" : "--variant " + variant);
-  const std::string dir = pc::test::TempDir("awq-folded-ref-" + arch + variant);
-  for (const char* f : {"config.json", "model.safetensors"}) {
-    pc::fs::WriteFileAtomic(dir + "/" + f, pc::fs::ReadFile(src + "/" + f));
-  }
-  AddTokenizer(dir, pc::Model::Load(dir)->config().vocab_size);
-  return dir;
-}
 
 pc::recipes::CompressRunResult CompressFolder(const std::string& ref_dir, const std::string& yaml_params,
                                               const std::string& out) {
@@ -86,7 +54,7 @@ TEST_CASE("awq fold only: zero error at every measure site and zero weight rel_f
                                    {"gpt_neox", ""}, {"gpt_neox", "sequential"}, {"opt", ""}, {"opt", "post_ln"}};
   for (const Case& c : cases) {
     INFO(c.arch << " " << c.variant);
-    const std::string ref_dir = ReferenceWithTokenizer(c.arch, c.variant);
+    const std::string ref_dir = pc::test::ReferenceWithTokenizer(c.arch, c.variant);
     const std::string out = pc::test::TempDir("awq-fold-" + c.arch + c.variant) + "/out";
     CompressFolder(ref_dir, "  group_size: 16\n  quantize: false\n  clip: false\n  alpha: 0.7\n", out);
     const pc::FoldedScales folded = pc::ReadFoldedScales(out);
@@ -133,7 +101,7 @@ TEST_CASE("awq on gpt_neox and gpt2: the fake-quantized folder has no act.scales
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   for (const std::string arch : {"gpt_neox", "gpt2"}) {
     INFO(arch);
-    const std::string ref_dir = ReferenceWithTokenizer(arch, "");
+    const std::string ref_dir = pc::test::ReferenceWithTokenizer(arch, "");
     const std::string out = pc::test::TempDir("awq-actfold-" + arch) + "/out";
     pc::recipes::CompressRunResult r = CompressFolder(ref_dir, "  group_size: 16\n  alpha: 0.8\n", out);
     for (const std::string& n : TensorNames(out)) {

@@ -59,8 +59,8 @@ TEST_CASE("prune recipes: bad parameters name the recipe line", "[compress][prun
 }
 
 // An ignore pattern that matches no linear is an error, as an unmatched override is; the output
-// head is not a plan entry (never compressed), so ignoring it is refused with that reason. Every
-// shipped recipe resolves (none carries such a pattern any more).
+// head is a plan entry, so ignoring it is accepted (tests/compress/head_test.cc). Every shipped
+// recipe resolves.
 TEST_CASE("recipes: an ignore pattern that matches no linear is an error", "[compress][prune]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   auto model = pc::Model::Load(pc::test::MakeReferenceModel("llama"));
@@ -68,9 +68,10 @@ TEST_CASE("recipes: an ignore pattern that matches no linear is an error", "[com
     return pc::recipes::ResolvePlan(pc::recipes::ParseRecipeText(yaml, "r.yaml"), *model,
                                     pc::MethodRegistry::Builtins());
   };
-  CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - '^lm_head$'\n"),
-                    Contains("r.yaml:4: ignore pattern '^lm_head$' matches no linear of this llama model") &&
-                        Contains("the output head is never compressed"));
+  CHECK(resolve("name: x\nmethod: rtn\nignore:\n  - '^lm_head$'\n").plan.Compressed() == model->num_layers() * 7);
+  CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - '^embed_out$'\n"),
+                    Contains("r.yaml:4: ignore pattern '^embed_out$' matches no linear of this llama model") &&
+                        Contains("the output head is 'lm_head'"));
   CHECK_THROWS_WITH(resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n  - 'mpl\\.up'\n"),
                     Contains("ignore pattern 'mpl\\.up' matches no linear"));
   pc::recipes::ResolvedRecipe ok = resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n");

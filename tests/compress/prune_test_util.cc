@@ -2,10 +2,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <cstring>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "model/model.h"
 #include "tests/model/model_test_util.h"
 #include "tests/test_support.h"
 
@@ -122,6 +124,36 @@ at::Tensor ObsReference(const std::string& method, const at::Tensor& w, const at
   std::memcpy(out.data_ptr<float>(), bytes.data(), bytes.size());
   if (loss) *loss = nlohmann::json::parse(fs::ReadFile(dir + "/out.json"))["loss"].get<double>();
   return out;
+}
+
+void AddTokenizer(const std::string& dir, int64_t vocab) {
+  nlohmann::json v = nlohmann::json::object();
+  v["<unk>"] = 0;
+  v["<|endoftext|>"] = 1;  // where self-sampling starts
+  for (int64_t i = 2; i < vocab; ++i) v["t" + std::to_string(i)] = i;
+  nlohmann::json added = nlohmann::json::array();
+  added.push_back({{"id", 1}, {"content", "<|endoftext|>"}, {"special", true}});
+  nlohmann::json tok = {{"version", "1.0"},
+                        {"added_tokens", added},
+                        {"normalizer", nullptr},
+                        {"pre_tokenizer", nullptr},
+                        {"post_processor", nullptr},
+                        {"decoder", nullptr},
+                        {"model",
+                         {{"type", "BPE"}, {"vocab", v}, {"merges", nlohmann::json::array()}, {"unk_token", "<unk>"}}}};
+  fs::WriteFileAtomic(dir + "/tokenizer.json", tok.dump());
+}
+
+std::string ReferenceWithTokenizer(const std::string& arch, const std::string& variant, const std::string& extra) {
+  const std::string src = MakeReferenceModel(arch, (variant.empty() ? "" : "--variant " + variant + " ") + extra);
+  std::string tag = arch + variant + extra;
+  for (char& c : tag) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  const std::string dir = TempDir("ref-tok-" + tag);
+  for (const char* f : {"config.json", "model.safetensors"}) {
+    fs::WriteFileAtomic(dir + "/" + f, fs::ReadFile(src + "/" + f));
+  }
+  AddTokenizer(dir, Model::Load(dir)->config().vocab_size);
+  return dir;
 }
 
 }  // namespace pc::test

@@ -62,4 +62,12 @@ double MismatchFraction(const at::Tensor& a, const at::Tensor& b, double tol = 1
 at::Tensor ObsReference(const std::string& method, const at::Tensor& w, const at::Tensor& x,
                         const nlohmann::json& params, double* loss = nullptr);
 
+// A tokenizer.json for the reference models written into `dir` (no merges, one piece per id,
+// <|endoftext|> = 1): RunCompress needs a tokenizer; self-sampled calibration starts from
+// <|endoftext|> and never encodes text.
+void AddTokenizer(const std::string& dir, int64_t vocab);
+// A copy of the reference model of `arch` (hf_reference.py make-model, `variant` "" or e.g.
+// "tied") with that tokenizer, in a folder of its own; `extra` goes to make-model ("--dtype f16").
+std::string ReferenceWithTokenizer(const std::string& arch, const std::string& variant, const std::string& extra = "");
+
 }  // namespace pc::test

@@ -94,3 +94,44 @@ TEST_CASE("transformers loads every method's output on every architecture", "[or
     CHECK(rel < kMaxRelLogitDiff);
   }
 }
+
+// A recipe that quantizes the output head (docs/RECIPES.md "The output head"): transformers loads
+// the folder with no problem and computes perpcomp's logits, and the head on disk is the
+// quantized one (not the original copied across).
+TEST_CASE("transformers loads a folder whose output head is quantized by rtn and gptq", "[oracle][compress][shared][slow]") {
+  PC_REQUIRE_SHARED();
+  PC_REQUIRE_REFENV();
+  std::string dir = pc::test::TempDir("oracle-head");
+  pc::test::RunOracle("make-models '" + pc::test::SharedPath("models/tiny-random-gpt2") + "' '" + dir + "/src' llama");
+  const std::string src = dir + "/src/llama";
+  const std::string calib = pc::test::SharedPath("text/c4-sample/c4_sample.jsonl");
+  const std::vector<std::pair<std::string, std::string>> heads = {
+      {"rtn", "  - match: '^lm_head$'\n    params: {bits: 4}\n"},
+      {"gptq", "  - match: '^lm_head$'\n    method: gptq\n    params: {bits: 4, group_size: 16}\n"}};
+  std::vector<std::string> outs;
+  for (const auto& [label, rule] : heads) {
+    const std::string recipe = dir + "/head-" + label + ".yaml";
+    std::ofstream(recipe) << "name: head-" << label << "\nmethod: rtn\nparams: {bits: 4, group_size: 16}\noverrides:\n"
+                          << rule;
+    const std::string out = dir + "/llama-head-" + label;
+    pc::test::RunResult r = pc::test::RunPerpcomp("compress --threads 1 --model '" + src + "' --recipe '" + recipe +
+                                                  "' --calib '" + calib +
+                                                  "' --calib-samples 4 --calib-seq-len 32 --calib-windowing random --out '" +
+                                                  out + "'");
+    INFO(label << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    outs.push_back(out);
+  }
+  at::Tensor tokens = pc::test::WikiTextByteWindows(3, 40);
+  std::string tok = pc::test::WriteTokens(tokens, dir);
+  pc::test::RunOracle("forward '" + tok + "' '" + pc::Join(outs, "' '") + "'");
+  auto original = pc::Model::Load(src);
+  for (const std::string& out : outs) {
+    INFO(out);
+    pc::test::OracleForward ref = pc::test::ReadOracle(out + ".oracle");
+    CHECK(pc::test::LoadProblems(ref.meta) == "");
+    auto model = pc::Model::Load(out);
+    CHECK_FALSE(model->lm_head().weight.equal(original->lm_head().weight));
+    CHECK(pc::MaxRelDiff(model->Forward(tokens), ref.logits) < kMaxRelLogitDiff);
+  }
+}

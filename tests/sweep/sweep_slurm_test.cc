@@ -1,4 +1,4 @@
-// A sharded sweep as a real Slurm job array (shared/docs/SLURM-LOCAL.md): the test starts its
+// A sharded sweep as a real Slurm job array (tools/slurm/README.md): the test starts its
 // own munged and a single-node Slurm (slurmctld + slurmd, as root, with a config, key, socket,
 // state and pid files in a temporary folder), submits tools/slurm/submit_sweep.sh (3 shards and
 // a dependent merge job), waits with a bounded loop, checks the merged results equal an
@@ -132,7 +132,7 @@ bool Installed(const char* program) { return Run(std::string("command -v ") + pr
 TEST_CASE("slurm: a sharded sweep as a job array, merged, equals the unsharded sweep", "[sweep][slurm][slow]") {
   PC_SKIP_IF(!Installed("slurmctld") || !Installed("slurmd") || !Installed("sbatch") || !Installed("munged"),
              "slurm-wlm or munge is not installed (tools/setup.sh installs them)");
-  PC_SKIP_IF(::geteuid() != 0, "the local Slurm runs as root (shared/docs/SLURM-LOCAL.md); not root here");
+  PC_SKIP_IF(::geteuid() != 0, "the local Slurm runs as root (tools/slurm/README.md); not root here");
   const pc::test::SweepFixture f = pc::test::MakeSweepFixture("slurm");
   const std::string sweep = pc::test::ThreeRunSweep(f.dir);
 
