@@ -19,6 +19,11 @@ std::vector<ParamSpec> AwqParamSpecs(double lambda_par, double lambda_perp) {
       ParamSpec::Int("n_grid", 20, "scale search grid: alpha = i/n_grid for i = 0..n_grid-1 (llm-awq: 20; 1: alpha 0 only, "
                      "i.e. s = 1 as RTN)", 1, 1000),
       ParamSpec::Double("alpha", -1, "a fixed alpha in [0, 1] for every group instead of the search (-1: search)", -1, 1),
+      ParamSpec::String("grid", "llm-awq",
+                        "the alphas tried: llm-awq (i/n_grid, i = 0..n_grid-1) or llm-compressor (AWQModifier: with "
+                        "duo scaling s = 1 first, then the duo form at i/(n_grid-2), i = 0..n_grid-2; without, "
+                        "i/(n_grid-1), i = 0..n_grid-1)",
+                        {"llm-awq", "llm-compressor"}),
       ParamSpec::Bool("duo_scaling", false, "AutoAWQ's s = x_mean^a / (w_mean^(1-a) + 1e-4) instead of llm-awq's x_mean^a"),
       ParamSpec::Bool("clip", true, "search and apply llm-awq's per-(row, group) weight clipping after scaling"),
       ParamSpec::Int("clip_tokens", 512, "clipping: every max(1, tokens / clip_tokens)-th calibration token is used", 1,
@@ -51,6 +56,10 @@ class Awq final : public Method {
     PC_CHECK(s.fixed_alpha == -1 || s.fixed_alpha >= 0, where, ": 'alpha' must be -1 (search) or lie in 0..1, got ",
              s.fixed_alpha);
     s.duo = p.Bool("duo_scaling");
+    s.grid = p.String("grid") == "llm-compressor" ? awq::SearchOptions::Grid::kLlmCompressor
+                                                   : awq::SearchOptions::Grid::kLlmAwq;
+    PC_CHECK(s.grid == awq::SearchOptions::Grid::kLlmAwq || s.n_grid >= (s.duo ? 3 : 2), where,
+             ": grid 'llm-compressor' needs n_grid >= ", s.duo ? 3 : 2, ", got ", s.n_grid);
     s.lambda_par = p.Double("lambda_par");
     s.lambda_perp = p.Double("lambda_perp");
     PC_CHECK(s.lambda_par > 0 || s.lambda_perp > 0, where, ": 'lambda_par' and 'lambda_perp' are both 0 (no loss to ",

@@ -291,7 +291,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
       rec.values["iso"] = r.iso[r.best];
       rec.values["par"] = r.par[r.best];
       rec.values["perp"] = r.perp[r.best];
-      if (r.alpha[0] == 0.0) {  // α = 0 is RTN's scale (s = 1): the gain over it
+      if (r.alpha[0] == 0.0 && r.duo[0] == 0.0) {  // α = 0 in the plain form is RTN's scale (s = 1): the gain over it
         rec.values["objective_alpha0"] = r.objective[0];
         rec.values["iso_alpha0"] = r.iso[0];
       }
@@ -304,6 +304,7 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
       rec.values["seconds"] = seconds[gi];
       rec.values["cpu_seconds"] = cpu_seconds[gi];
       rec.arrays["alpha"] = r.alpha;
+      rec.arrays["duo"] = r.duo;
       rec.arrays["objective"] = r.objective;
       rec.arrays["iso"] = r.iso;
       rec.arrays["par"] = r.par;

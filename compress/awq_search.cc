@@ -78,6 +78,23 @@ double Objective(const DirSums& s, double lambda_par, double lambda_perp) {
   return (lambda_par * s.par + lambda_perp * s.perp) / n;
 }
 
+std::vector<std::pair<double, bool>> GridPoints(const SearchOptions& o) {
+  std::vector<std::pair<double, bool>> g;
+  if (o.fixed_alpha >= 0) {
+    g.emplace_back(o.fixed_alpha, o.duo);
+  } else if (o.grid == SearchOptions::Grid::kLlmAwq) {
+    for (int i = 0; i < o.n_grid; ++i) g.emplace_back(static_cast<double>(i) / o.n_grid, o.duo);
+  } else if (o.duo) {
+    PC_CHECK(o.n_grid >= 3, "awq: grid 'llm-compressor' with duo scaling needs n_grid >= 3, got ", o.n_grid);
+    g.emplace_back(0.0, false);  // s = 1
+    for (int i = 0; i <= o.n_grid - 2; ++i) g.emplace_back(static_cast<double>(i) / (o.n_grid - 2), true);
+  } else {
+    PC_CHECK(o.n_grid >= 2, "awq: grid 'llm-compressor' needs n_grid >= 2, got ", o.n_grid);
+    for (int i = 0; i < o.n_grid; ++i) g.emplace_back(static_cast<double>(i) / (o.n_grid - 1), false);
+  }
+  return g;
+}
+
 SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor& x_mean, const SearchOptions& o,
                           const EvaluateFn& evaluate, const std::string& what) {
   std::vector<at::Tensor> w0;
@@ -88,15 +105,10 @@ SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor&
     w_mean = DuoWeightMean(w0, o.spec);
     r.w_mean_min = w_mean.min().item<double>();
   }
-  std::vector<double> grid;
-  if (o.fixed_alpha >= 0) {
-    grid.push_back(o.fixed_alpha);
-  } else {
-    for (int i = 0; i < o.n_grid; ++i) grid.push_back(static_cast<double>(i) / o.n_grid);
-  }
+  const std::vector<std::pair<double, bool>> grid = GridPoints(o);
   double best = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < grid.size(); ++i) {
-    at::Tensor s = AwqScales(x_mean, w_mean, grid[i]);  // (in,) float32
+    at::Tensor s = AwqScales(x_mean, grid[i].second ? w_mean : at::Tensor(), grid[i].first);  // (in,) float32
     for (size_t k = 0; k < members.size(); ++k) {
       at::Tensor sv = s.to(w0[k].scalar_type()).unsqueeze(0);  // (1, in)
       members[k]->weight = QuantizeWeight(w0[k] * sv, o.spec, o.f16_scales) / sv;
@@ -105,7 +117,8 @@ SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor&
     for (size_t k = 0; k < members.size(); ++k) members[k]->weight = w0[k];
     const double n = static_cast<double>(std::max<int64_t>(1, d.elements));
     const double obj = Objective(d, o.lambda_par, o.lambda_perp);
-    r.alpha.push_back(grid[i]);
+    r.alpha.push_back(grid[i].first);
+    r.duo.push_back(grid[i].second ? 1.0 : 0.0);
     r.objective.push_back(obj);
     r.iso.push_back(d.iso / n);
     r.par.push_back(d.par / n);

@@ -53,11 +53,21 @@ struct SearchOptions {
   int n_grid = 20;
   double fixed_alpha = -1;  // >= 0: evaluate only this α
   bool duo = false;
+  // Which α are tried. kLlmAwq: α = i/n_grid, i = 0..n_grid−1, all in the duo or the plain form.
+  // kLlmCompressor (llm-compressor's AWQModifier): with duo, first s = 1 (α = 0 in the plain form),
+  // then the duo form at α = i/(n_grid−2), i = 0..n_grid−2 (so α = 1 is tried); without duo,
+  // α = i/(n_grid−1), i = 0..n_grid−1. Both grids have n_grid points.
+  enum class Grid { kLlmAwq, kLlmCompressor };
+  Grid grid = Grid::kLlmAwq;
   double lambda_par = 1, lambda_perp = 1;
 };
 
+// The grid points (α, duo form?) that SearchScales tries, in order.
+std::vector<std::pair<double, bool>> GridPoints(const SearchOptions& o);
+
 struct SearchResult {
   std::vector<double> alpha, objective, iso, par, perp;  // per grid point; sums / elements
+  std::vector<double> duo;  // per grid point: 1 where the duo form was used, 0 for x_mean^α
   int best = -1;
   at::Tensor scales;  // (in,) float32 at the best α
   double w_mean_min = 0;  // duo only: smallest w_mean (diagnostics)

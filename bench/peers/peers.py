@@ -16,8 +16,8 @@ wall time and peak memory of both tools. Runs in the reference environment
 
 Methods (perpcomp recipe / llm-compressor recipe):
   rtn          rtn / QuantizationModifier (memoryless min-max observer: round to nearest)
-  awq          awq with duo_scaling true, clip false, propagate compressed (llm-compressor's AWQ
-               form) / AWQModifier (duo_scaling True) + QuantizationModifier
+  awq          awq with duo_scaling true, grid llm-compressor, clip false, propagate original
+               (llm-compressor's AWQ form) / AWQModifier (duo_scaling True) + QuantizationModifier
   awq-llmawq   awq with perpcomp's defaults (llm-awq: x_mean^a scales, clipping search, original
                outputs fed forward) / the same llm-compressor run as `awq`
   gptq         gptq (act_order false) / GPTQModifier (actorder None)
@@ -42,7 +42,8 @@ METHODS = ["rtn", "awq", "awq-llmawq", "gptq", "wanda-50", "wanda-2of4", "sparse
 # Where the two algorithms differ on purpose (docs/AWQ.md, docs/PRUNING.md): printed beside the number.
 NOTES = {
     "rtn": "same algorithm (min-max round to nearest)",
-    "awq": "perpcomp set to llm-compressor's form: duo scaling, no clipping search, compressed outputs fed forward",
+    "awq": "perpcomp set to llm-compressor's form: duo scaling on its grid (s = 1, then alpha = i/18), no clipping "
+           "search, original outputs fed forward",
     "awq-llmawq": "perpcomp's defaults differ on purpose (docs/AWQ.md): llm-awq's x_mean^a scales and clipping "
                   "search, original outputs fed forward",
     "gptq": "same algorithm, no act-order on both",
@@ -59,8 +60,10 @@ def perpcomp_recipe(method, group):
     if method == "rtn":
         return "name: peers-rtn\nmethod: rtn\nparams:\n" + q
     if method == "awq":
-        return ("name: peers-awq\nmethod: awq\npropagate: compressed\nparams:\n" + q +
-                "  duo_scaling: true\n  clip: false\n")
+        # llm-compressor's sequential pipeline runs under DisableQuantization and AWQ + QuantizationModifier only
+        # fake-quantize at forward time, so the next layer gets the smoothed float outputs: the original ones.
+        return ("name: peers-awq\nmethod: awq\npropagate: original\nparams:\n" + q +
+                "  duo_scaling: true\n  grid: llm-compressor\n  clip: false\n")
     if method == "awq-llmawq":
         return "name: peers-awq-llmawq\nmethod: awq\nparams:\n" + q
     if method == "gptq":

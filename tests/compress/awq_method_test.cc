@@ -231,6 +231,29 @@ TEST_CASE("awq: clipping skips a fused qkv unless clip_fused_v, then only its v 
   }
 }
 
+TEST_CASE("awq grid llm-compressor: s = 1 first, then the duo form at i/18 up to 1, in the records", "[compress][awq]") {
+  auto model = pc::test::RandomLlama(32, 4, 4, 48, 1, 9);
+  pc::Plan plan = pc::test::MethodPlan(*model, "awq", P({{"duo_scaling", true}, {"grid", std::string("llm-compressor")},
+                                                         {"clip", false}}));
+  pc::CompressResult r = pc::test::Compress(*model, plan);
+  auto groups = pc::test::RecordsOf(r, "awq_group");
+  REQUIRE(!groups.empty());
+  for (const auto* g : groups) {
+    INFO(g->name);
+    if (g->text.at("status") != "scaled") continue;
+    const auto& alpha = g->arrays.at("alpha");
+    const auto& duo = g->arrays.at("duo");
+    REQUIRE(alpha.size() == 20);
+    REQUIRE(duo.size() == 20);
+    CHECK(alpha[0] == 0.0);
+    CHECK(duo[0] == 0.0);
+    CHECK(alpha[1] == 0.0);
+    CHECK(duo[1] == 1.0);
+    CHECK(alpha[19] == 1.0);
+    CHECK(g->values.at("objective") <= g->values.at("objective_alpha0"));  // s = 1 is on this grid
+  }
+}
+
 TEST_CASE("awq: bad parameters are refused with the parameter's name", "[compress][awq]") {
   const pc::MethodInfo& info = pc::MethodRegistry::Builtins().Get("awq");
   auto make = [&](std::map<std::string, ParamScalar> p) {
@@ -248,7 +271,11 @@ TEST_CASE("awq: bad parameters are refused with the parameter's name", "[compres
   CHECK_THROWS_WITH(make({{"scale_dtype", std::string("bf16")}}),
                     Contains("'scale_dtype' = 'bf16' is not allowed (one of: f32, f16)"));
   CHECK_THROWS_WITH(make({{"group_size", int64_t{0}}}), Contains("'group_size' = 0 is out of range"));
-  CHECK_THROWS_WITH(make({{"grid", int64_t{20}}}), Contains("method 'awq' has no parameter 'grid'"));
+  CHECK_THROWS_WITH(make({{"grid_step", int64_t{20}}}), Contains("method 'awq' has no parameter 'grid_step'"));
+  CHECK_THROWS_WITH(make({{"grid", std::string("autoawq")}}),
+                    Contains("'grid' = 'autoawq' is not allowed (one of: llm-awq, llm-compressor)"));
+  CHECK_THROWS_WITH(make({{"grid", std::string("llm-compressor")}, {"duo_scaling", true}, {"n_grid", int64_t{2}}}),
+                    Contains("r.yaml:3: grid 'llm-compressor' needs n_grid >= 3, got 2"));
   // perp-awq: the defaults of docs/AWQ.md.
   const pc::MethodInfo& perp = pc::MethodRegistry::Builtins().Get("perp-awq");
   pc::MethodParams d = pc::ResolveParams("perp-awq", perp.params, {}, {}, "x");

@@ -115,3 +115,63 @@ TEST_CASE("awq fp16 scales: every group scale is a float16 value", "[compress][a
   CHECK_FALSE(q.equal(pc::FakeQuantize(w, spec)));
   CHECK(pc::awq::QuantizeWeight(w, spec, false).equal(pc::FakeQuantize(w, spec)));
 }
+
+TEST_CASE("awq grids: llm-awq's i/n_grid and llm-compressor's s = 1 first, then i/(n_grid-2) up to 1",
+          "[compress][awq]") {
+  using G = pc::awq::SearchOptions::Grid;
+  pc::awq::SearchOptions o;
+  o.duo = true;
+  auto awq = pc::awq::GridPoints(o);  // default: llm-awq
+  REQUIRE(awq.size() == 20);
+  CHECK(awq[0] == std::make_pair(0.0, true));
+  CHECK(awq[19].first == Approx(0.95));
+  o.grid = G::kLlmCompressor;
+  auto lc = pc::awq::GridPoints(o);
+  REQUIRE(lc.size() == 20);
+  CHECK(lc[0] == std::make_pair(0.0, false));  // identity scales
+  for (int i = 0; i <= 18; ++i) {
+    CHECK(lc[i + 1].second);
+    CHECK(lc[i + 1].first == static_cast<double>(i) / 18);
+  }
+  CHECK(lc[19].first == 1.0);
+  o.duo = false;
+  auto plain = pc::awq::GridPoints(o);
+  REQUIRE(plain.size() == 20);
+  for (int i = 0; i < 20; ++i) CHECK(plain[i] == std::make_pair(static_cast<double>(i) / 19, false));
+  o.fixed_alpha = 0.4;
+  CHECK(pc::awq::GridPoints(o) == std::vector<std::pair<double, bool>>{{0.4, false}});
+}
+
+TEST_CASE("awq search on llm-compressor's duo grid: its s = 1 point can win, which llm-awq's duo grid lacks",
+          "[compress][awq]") {
+  pc::Linear a, b;
+  a.weight = Randn({6, 16}, 11);
+  b.weight = Randn({5, 16}, 12);
+  const pc::QuantSpec spec{4, -1, true};
+  const at::Tensor qa = pc::FakeQuantize(a.weight, spec), qb = pc::FakeQuantize(b.weight, spec);
+  // Known answer: the loss is the distance of the members' weights from plain RTN, 0 exactly at s = 1.
+  auto evaluate = [&]() {
+    pc::awq::DirSums d;
+    d.iso = (a.weight - qa).pow(2).sum().item<double>() + (b.weight - qb).pow(2).sum().item<double>();
+    d.elements = a.weight.numel() + b.weight.numel();
+    return d;
+  };
+  const at::Tensor x_mean = Randn({16}, 13).abs() + 0.1;
+  pc::awq::SearchOptions o;
+  o.spec = spec;
+  o.duo = true;
+  o.grid = pc::awq::SearchOptions::Grid::kLlmCompressor;
+  pc::awq::SearchResult r = pc::awq::SearchScales({&a, &b}, x_mean, o, evaluate, "test");
+  REQUIRE(r.alpha.size() == 20);
+  CHECK(r.best == 0);
+  CHECK(r.objective[0] == 0.0);
+  CHECK(r.duo == std::vector<double>([] { std::vector<double> v(20, 1.0); v[0] = 0.0; return v; }()));
+  CHECK(r.scales.equal(at::ones({16})));
+  CHECK(r.alpha.back() == 1.0);
+  // The members are restored after the search.
+  CHECK(a.weight.equal(Randn({6, 16}, 11)));
+  o.grid = pc::awq::SearchOptions::Grid::kLlmAwq;
+  pc::awq::SearchResult r2 = pc::awq::SearchScales({&a, &b}, x_mean, o, evaluate, "test");
+  CHECK(r2.alpha.back() == Approx(0.95));
+  CHECK(r2.objective[r2.best] > 0.0);  // no point of llm-awq's duo grid has s = 1
+}
