@@ -106,11 +106,6 @@ def cmd_quants(out_dir, seed):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    if qtype != T.F32 and arch in ("qwen2", "qwen3"):
-        os.makedirs(os.path.join(out_dir, "hf-deq"), exist_ok=True)
-        with open(os.path.join(out_dir, "hf-deq", "config.json"), "w") as fh:
-            json.dump(c, fh, indent=1)
-        save_file(deq, os.path.join(out_dir, "hf-deq", "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump({"gguf_version": getattr(gguf, "__version__", "?"), "tensors": manifest}, f, indent=1)
 
