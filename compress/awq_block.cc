@@ -247,12 +247,12 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
     if (lin.role == Role::kQKV) {  // clip_fused_v: only the v rows
       at::Tensor rows = FusedValueRows(model);
       at::Tensor w = lin.weight.index_select(0, rows);
-      c = SearchClip(w, x, spec, o.search.f16_scales, o.clip_steps);
+      c = SearchClip(w, x, spec, o.search.f16_scales, o.clip_steps, "awq clip " + lin.name);
       at::Tensor full = lin.weight.clone();
       full.index_copy_(0, rows, ApplyClip(w, c.max_val, spec));
       lin.weight = full;
     } else {
-      c = SearchClip(lin.weight, x, spec, o.search.f16_scales, o.clip_steps);
+      c = SearchClip(lin.weight, x, spec, o.search.f16_scales, o.clip_steps, "awq clip " + lin.name);
       lin.weight = ApplyClip(lin.weight, c.max_val, spec);
     }
     (*notes)[lin.name].clip_step = c.step;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/strings.h"
 
 namespace pc::awq {
@@ -107,6 +108,7 @@ SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor&
   }
   const std::vector<std::pair<double, bool>> grid = GridPoints(o);
   double best = std::numeric_limits<double>::infinity();
+  SubProgress progress("awq grid " + what, static_cast<int64_t>(grid.size()));
   for (size_t i = 0; i < grid.size(); ++i) {
     at::Tensor s = AwqScales(x_mean, grid[i].second ? w_mean : at::Tensor(), grid[i].first);  // (in,) float32
     for (size_t k = 0; k < members.size(); ++k) {
@@ -123,6 +125,7 @@ SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor&
     r.iso.push_back(d.iso / n);
     r.par.push_back(d.par / n);
     r.perp.push_back(d.perp / n);
+    progress.Add();
     if (obj < best) {
       best = obj;
       r.best = static_cast<int>(i);
@@ -139,7 +142,7 @@ SearchResult SearchScales(const std::vector<Linear*>& members, const at::Tensor&
 }
 
 ClipResult SearchClip(const at::Tensor& w_in, const at::Tensor& x_in, const QuantSpec& spec, bool f16_scales,
-                      int steps) {
+                      int steps, const std::string& what) {
   at::Tensor w = w_in.to(at::kFloat), x = x_in.to(at::kFloat);
   const int64_t rows = w.size(0), in = w.size(1), n = x.size(0);
   const int64_t g = spec.GroupLength(in), groups = spec.Groups(in), full = in / g, rem = in - full * g;
@@ -165,6 +168,7 @@ ClipResult SearchClip(const at::Tensor& w_in, const at::Tensor& x_in, const Quan
   out.step = at::zeros({rows, groups}, at::kLong);
   // Rows in chunks: about 8M floats per (groups, rows, tokens) product.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(rows, (8LL << 20) / std::max<int64_t>(1, groups * n)));
+  SubProgress progress(what, (rows + chunk - 1) / chunk * steps);  // one tick per (row chunk, step)
   for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
     const int64_t rc = std::min(chunk, rows - r0);
     at::Tensor wc = w.narrow(0, r0, rc), om = org_max.narrow(0, r0, rc);
@@ -180,6 +184,7 @@ ClipResult SearchClip(const at::Tensor& w_in, const at::Tensor& x_in, const Quan
       best_err = at::where(better, err, best_err);
       best_max = at::where(better, mv, best_max);
       best_step.masked_fill_(better, i);
+      progress.Add();
     }
     out.max_val.narrow(0, r0, rc).copy_(best_max);
     out.step.narrow(0, r0, rc).copy_(best_step);

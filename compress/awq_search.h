@@ -92,7 +92,8 @@ struct ClipResult {
   at::Tensor step;     // (rows, groups) int64 chosen shrink step
 };
 // w (rows, in) the (scaled) weights; x (n, in) the sampled (scaled) inputs.
-ClipResult SearchClip(const at::Tensor& w, const at::Tensor& x, const QuantSpec& spec, bool f16_scales, int steps);
+ClipResult SearchClip(const at::Tensor& w, const at::Tensor& x, const QuantSpec& spec, bool f16_scales, int steps,
+                      const std::string& what = "awq clip");
 // w clamped per (row, group) to [−max_val, max_val]; returns a new tensor of w's dtype.
 at::Tensor ApplyClip(const at::Tensor& w, const at::Tensor& max_val, const QuantSpec& spec);
 // Shrink factor of step i: 1 − i/20.

@@ -76,7 +76,7 @@ class Gptq final : public Method {
         current = QuantParams{fixed.scale.narrow(1, gi, 1), fixed.zero.narrow(1, gi, 1)};
       }
       return FakeQuantizeWith(w1[i].unsqueeze(1), current, column_spec).squeeze(1);
-    });
+    }, "gptq columns " + linear.name);
     at::Tensor q = wt.t();  // (out, in) in walk order
     if (act_order_) q = q.index_select(1, at::argsort(perm));
     linear.weight.copy_(q);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/strings.h"
 
 namespace pc {
@@ -67,13 +68,14 @@ InverseFactor InverseUpperFactor(const at::Tensor& h, double damp, const std::st
 }
 
 double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, const BlockFn& on_block,
-                     const ColumnFn& target) {
+                     const ColumnFn& target, const std::string& what) {
   PC_ASSERT(wt.dim() == 2 && wt.scalar_type() == at::kFloat && upper.scalar_type() == at::kFloat &&
             upper.size(0) == wt.size(0) && block >= 1);
   const int64_t in = wt.size(0);
   at::Tensor u = upper.contiguous();
   const float* up = u.data_ptr<float>();
   double loss = 0;
+  SubProgress progress(what, in);
   for (int64_t i1 = 0; i1 < in; i1 += block) {
     const int64_t i2 = std::min(in, i1 + block), count = i2 - i1;
     at::Tensor w1 = wt.narrow(0, i1, count).clone();  // (count, out)
@@ -88,6 +90,7 @@ double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, con
       at::sub_out(e, w, q).div_(up[c * in + c]);
       w.copy_(q);
       if (i + 1 < count) w1.narrow(0, i + 1, count - i - 1).addr_(u1[i].narrow(0, c + 1, count - i - 1), e, 1, -1);
+      progress.Add();
     }
     loss += 0.5 * err1.to(at::kDouble).square().sum().item<double>();
     wt.narrow(0, i1, count).copy_(w1);

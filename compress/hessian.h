@@ -48,10 +48,11 @@ int64_t AlignedBlock(int64_t block, int64_t align);
 //     q   = target(c, i, W1)             (out,) the column's compressed value
 //     err = (W1[i] − q) / U_cc,  W1[i] = q,  W1[i+1:] −= U[c, c+1:i2]ᵀ ⊗ err
 //   W[i2:] −= U[i1:i2, i2:]ᵀ · Err       (the lazy update of the later columns)
-// Returns the reference's "error" Σ (w − q)² / U_cc² / 2.
+// Returns the reference's "error" Σ (w − q)² / U_cc² / 2. `what` names the walk on the progress
+// line ("gptq columns model.layers.3.mlp.up_proj"), which it ticks per column.
 using BlockFn = std::function<void(int64_t i1, int64_t i2, const at::Tensor& w1)>;
 using ColumnFn = std::function<at::Tensor(int64_t col, int64_t i, const at::Tensor& w1)>;
 double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, const BlockFn& on_block,
-                     const ColumnFn& target);
+                     const ColumnFn& target, const std::string& what);
 
 }  // namespace pc

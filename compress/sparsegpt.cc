@@ -87,7 +87,7 @@ class SparseGpt final : public Method {
       at::Tensor q = w1[i].masked_fill(mask1[i], 0);  // (out,)
       if (!quantize_) return q;
       return FakeQuantizeWith(q.unsqueeze(1), current, column_spec).squeeze(1).masked_fill_(mask1[i], 0);
-    });
+    }, "sparsegpt columns " + linear.name);
     linear.weight.copy_(wt.t());
     RecordPattern(pattern_, out, in, pruned, record);
     record.values["bits"] = quantize_ ? spec_.bits : 0;

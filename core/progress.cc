@@ -36,6 +36,7 @@ std::string Progress::FormatSeconds(double s) {
 
 namespace {
 std::string g_current_work;  // Progress::CurrentWork (one thread: Progress is not thread-safe)
+thread_local Progress* t_innermost = nullptr;  // the last live Progress made on this thread
 }  // namespace
 
 std::string CurrentWork() { return g_current_work; }
@@ -44,16 +45,20 @@ Progress::Progress(std::string what, int64_t total, std::string unit)
     : what_(std::move(what)), unit_(std::move(unit)), total_(total) {
   enabled_ = Enabled();
   start_ = last_draw_ = std::chrono::steady_clock::now();
+  outer_ = t_innermost;
+  t_innermost = this;
   g_current_work = Str(what_, ": 0 of ", total_, " ", unit_, " done");
 }
 
 Progress::~Progress() {
+  if (t_innermost == this) t_innermost = outer_;
   Finish();
   if (std::uncaught_exceptions() == 0) g_current_work.clear();  // kept for the error message
 }
 
 void Progress::Add(int64_t n, const std::string& note) {
   done_ += n;
+  inner_.clear();  // a new item: the previous item's SubProgress is over
   g_current_work = Str(what_, ": ", done_, " of ", total_, " ", unit_, " done");
   if (!note.empty()) note_ = note;
   Draw(false);
@@ -87,13 +92,41 @@ void Progress::Draw(bool force) {
     std::snprintf(line, sizeof line, "\r%s: %lld/%lld %s (%3.0f%%) %.2f/s elapsed %s ETA %s %s\x1b[K", what_.c_str(),
                   static_cast<long long>(done_), static_cast<long long>(total_), unit_.c_str(),
                   100.0 * done_ / total_, rate, FormatSeconds(elapsed).c_str(), FormatSeconds(eta).c_str(),
-                  note_.c_str());
+                  (note_ + inner_).c_str());
   } else {
     std::snprintf(line, sizeof line, "\r%s: %lld %s %.2f/s elapsed %s %s\x1b[K", what_.c_str(),
-                  static_cast<long long>(done_), unit_.c_str(), rate, FormatSeconds(elapsed).c_str(), note_.c_str());
+                  static_cast<long long>(done_), unit_.c_str(), rate, FormatSeconds(elapsed).c_str(),
+                  (note_ + inner_).c_str());
   }
   std::fputs(line, stderr);
   std::fflush(stderr);
+}
+
+SubProgress::SubProgress(std::string what, int64_t total) : what_(std::move(what)), total_(total) {
+  if (t_innermost != nullptr && t_innermost->enabled_ && !t_innermost->finished_) line_ = t_innermost;
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+SubProgress::~SubProgress() {
+  // Only while its line is still the innermost one: a SubProgress outliving an inner Progress
+  // must not write into a destroyed object.
+  if (line_ != nullptr && t_innermost == line_) line_->inner_.clear();
+}
+
+void SubProgress::Add(int64_t n) {
+  done_ += n;
+  if (line_ == nullptr || t_innermost != line_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(200) && done_ < total_) return;  // as Progress draws
+  last_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double rate = elapsed > 0 ? done_ / elapsed : 0.0;
+  const double eta = (rate > 0 && total_ > done_) ? (total_ - done_) / rate : 0.0;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, " | %s %lld/%lld %.1f/s ETA %s", what_.c_str(), static_cast<long long>(done_),
+                static_cast<long long>(total_), rate, Progress::FormatSeconds(eta).c_str());
+  line_->inner_ = buf;
+  line_->Draw(false);
 }
 
 }  // namespace pc

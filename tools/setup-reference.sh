@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates or updates the reference Python environment of the tests and benchmarks: the libraries
-# users run (torch, transformers, tokenizers, safetensors, gguf, lm-eval, llm-compressor) at the
+# users run (torch, transformers, tokenizers, safetensors, gguf, lm-eval, llm-compressor, llama.cpp) at the
 # versions pinned in tools/reference-requirements.txt, from PyPI. The perpcomp binary never uses
 # it; tests find it through the CMake cache variable PC_REFENV (same default folder as here).
 #
@@ -40,7 +40,7 @@ echo "setup-reference.sh: installing $(grep -c '==' "$req") pinned packages into
 "$venv/bin/python" -m pip install --quiet -r "$req"
 # The imports the tests use; a broken install fails here, not inside a test.
 "$venv/bin/python" - <<'EOF'
-import torch, transformers, tokenizers, safetensors, gguf, numpy, sentencepiece, lm_eval, llmcompressor
+import torch, transformers, tokenizers, safetensors, gguf, numpy, sentencepiece, lm_eval, llmcompressor, llama_cpp
 print("setup-reference.sh: torch", torch.__version__, "transformers", transformers.__version__,
       "tokenizers", tokenizers.__version__, "llmcompressor", llmcompressor.__version__)
 EOF

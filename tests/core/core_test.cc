@@ -3,11 +3,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_util.h"
+#include "core/progress.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "core/text.h"
@@ -126,4 +132,70 @@ TEST_CASE("staged outputs are renamed into place and refuse to overwrite", "[cor
   CHECK(pc::fs::ReadFile(dir + "/file") == "abc");
   CHECK(pc::fs::IsInside(dir, dir + "/out/f"));
   CHECK_FALSE(pc::fs::IsInside(dir + "/out", dir + "/out/../file"));
+}
+
+namespace {
+// What a Progress sequence writes to stderr with PERPCOMP_PROGRESS=1, run in a child process
+// (its stderr a file).
+std::string ProgressOutput(const std::function<void()>& body) {
+  const std::string path = pc::test::TempDir("progress") + "/stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::freopen(path.c_str(), "w", stderr);
+    if (f == nullptr) _exit(2);
+    setenv("PERPCOMP_PROGRESS", "1", 1);
+    body();
+    std::fflush(stderr);
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("progress: a SubProgress ticks inside the current item of the innermost Progress", "[core]") {
+  const std::string out = ProgressOutput([] {
+    pc::Progress blocks("compress", 2, "blocks");
+    {
+      pc::SubProgress cols("gptq columns model.layers.0.mlp.up_proj", 4);
+      for (int i = 0; i < 3; ++i) cols.Add();
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      cols.Add();  // 4/4, 250 ms after the last drawing: drawn on the block line
+    }
+    blocks.Add();
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    {
+      pc::SubProgress cols("gptq columns model.layers.1.mlp.up_proj", 2);
+      cols.Add();
+      blocks.Add();  // the block is done: its line no longer shows the inner walk
+    }
+  });
+  CHECK_THAT(out, Contains("compress: 0/2 blocks"));
+  CHECK_THAT(out, Contains("| gptq columns model.layers.0.mlp.up_proj 4/4"));
+  CHECK_THAT(out, Contains("ETA"));
+  CHECK_THAT(out, Contains("compress: 2/2 blocks"));
+  // The last line (after the final \r) has no inner part.
+  const std::string last = out.substr(out.rfind('\r') + 1);
+  CHECK_THAT(last, Contains("compress: 2/2 blocks"));
+  CHECK(last.find('|') == std::string::npos);
+}
+
+TEST_CASE("progress: a SubProgress without a Progress on its thread, or in CI logs, writes nothing", "[core]") {
+  CHECK(ProgressOutput([] {
+          pc::SubProgress alone("awq grid", 3);
+          for (int i = 0; i < 3; ++i) alone.Add();
+        }).empty());
+  CHECK(ProgressOutput([] {
+          setenv("PERPCOMP_PROGRESS", "0", 1);
+          pc::Progress quiet("compress", 1, "blocks");
+          pc::SubProgress inner("awq grid", 3);
+          for (int i = 0; i < 3; ++i) inner.Add();
+          quiet.Add();
+        }).empty());
 }
