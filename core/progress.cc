@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 
 #include "core/current_work.h"
 #include "core/log.h"
@@ -35,31 +36,44 @@ std::string Progress::FormatSeconds(double s) {
 }
 
 namespace {
-std::string g_current_work;  // Progress::CurrentWork (one thread: Progress is not thread-safe)
+std::mutex g_current_work_mutex;  // Progress objects may live on several threads at once
+std::string g_current_work;       // CurrentWork(): the most recent Progress of this process
 thread_local Progress* t_innermost = nullptr;  // the last live Progress made on this thread
+thread_local bool t_quiet = false;             // a QuietProgress lives on this thread
+
+void SetCurrentWork(std::string s) {
+  std::lock_guard<std::mutex> lock(g_current_work_mutex);
+  g_current_work = std::move(s);
+}
 }  // namespace
 
-std::string CurrentWork() { return g_current_work; }
+std::string CurrentWork() {
+  std::lock_guard<std::mutex> lock(g_current_work_mutex);
+  return g_current_work;
+}
+
+QuietProgress::QuietProgress() : previous_(t_quiet) { t_quiet = true; }
+QuietProgress::~QuietProgress() { t_quiet = previous_; }
 
 Progress::Progress(std::string what, int64_t total, std::string unit)
     : what_(std::move(what)), unit_(std::move(unit)), total_(total) {
-  enabled_ = Enabled();
+  enabled_ = !t_quiet && Enabled();
   start_ = last_draw_ = std::chrono::steady_clock::now();
   outer_ = t_innermost;
   t_innermost = this;
-  g_current_work = Str(what_, ": 0 of ", total_, " ", unit_, " done");
+  SetCurrentWork(Str(what_, ": 0 of ", total_, " ", unit_, " done"));
 }
 
 Progress::~Progress() {
   if (t_innermost == this) t_innermost = outer_;
   Finish();
-  if (std::uncaught_exceptions() == 0) g_current_work.clear();  // kept for the error message
+  if (std::uncaught_exceptions() == 0) SetCurrentWork("");  // kept for the error message
 }
 
 void Progress::Add(int64_t n, const std::string& note) {
   done_ += n;
   inner_.clear();  // a new item: the previous item's SubProgress is over
-  g_current_work = Str(what_, ": ", done_, " of ", total_, " ", unit_, " done");
+  SetCurrentWork(Str(what_, ": ", done_, " of ", total_, " ", unit_, " done"));
   if (!note.empty()) note_ = note;
   Draw(false);
 }

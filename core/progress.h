@@ -1,8 +1,8 @@
 // core/progress.h — progress of long work: done/total, rate, ETA.
 //
 // On a terminal (stderr is a TTY) it redraws one line at most 5 times a second; in CI logs
-// (not a TTY) it stays quiet unless PERPCOMP_PROGRESS=1. Not thread-safe: a Progress and its
-// SubProgress belong to the thread that made them.
+// (not a TTY) it stays quiet unless PERPCOMP_PROGRESS=1. A Progress and its SubProgress belong
+// to the thread that made them (the process-wide CurrentWork() is locked).
 //
 // A SubProgress counts steps inside one item of the innermost live Progress of its thread (AWQ's
 // grid inside one block of "compress: 3/30 blocks"), shown at the end of that line as
@@ -40,6 +40,19 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool enabled_ = false, finished_ = false, drawn_ = false;
   Progress* outer_ = nullptr;  // the Progress that was innermost before this one (same thread)
+};
+
+// While one lives, Progress lines made on its thread stay quiet (work running side by side on
+// several threads, as the demo trains and evaluates its two models, would draw over each other).
+class QuietProgress {
+ public:
+  QuietProgress();
+  ~QuietProgress();
+  QuietProgress(const QuietProgress&) = delete;
+  QuietProgress& operator=(const QuietProgress&) = delete;
+
+ private:
+  bool previous_ = false;
 };
 
 class SubProgress {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "core/fs.h"
 #include "core/json_util.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "core/text.h"
@@ -127,14 +129,23 @@ int RunDemoJob(const DemoOptions& o) {
   //    thread each uses two cores better than two threads each on such small matrices.
   auto train = [&](const char* label, const char* arch) {
     SetThreads(1);
+    QuietProgress quiet;
     return ModelFor(label, arch, corpus_dir, manifest, o, cache);
   };
   auto layernorm = std::async(std::launch::async, train, "layernorm", "gpt_neox");
   auto rmsnorm = std::async(std::launch::async, train, "rmsnorm", "llama");
   std::vector<DemoModel> models = {layernorm.get(), rmsnorm.get()};
+  // 3. Held-out perplexity and minimal pairs, also side by side on one thread each.
+  auto evaluate = [&](const DemoModel& m) {
+    SetThreads(1);
+    QuietProgress quiet;
+    return Evaluate(m, corpus_dir);
+  };
+  auto eval0 = std::async(std::launch::async, evaluate, std::cref(models[0]));
+  auto eval1 = std::async(std::launch::async, evaluate, std::cref(models[1]));
+  models[0].eval = eval0.get();
+  models[1].eval = eval1.get();
   SetThreads(0);
-  // 3. Held-out perplexity and minimal pairs.
-  for (auto& m : models) m.eval = Evaluate(m, corpus_dir);
 
   // 4. The main job: the demo sweep on the LayerNorm model, ranked into an HTML report.
   nlohmann::json sweep = nullptr;

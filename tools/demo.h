@@ -14,7 +14,7 @@ struct DemoOptions {
   bool fresh = false;        // retrain even when cached models exist
   bool overwrite = false;    // replace an --out that is not a previous demo output
   bool skip_sweep = false;
-  int64_t steps = 800;       // training steps per model
+  int64_t steps = 600;       // training steps per model
 };
 
 int RunDemoJob(const DemoOptions& options);

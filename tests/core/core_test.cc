@@ -198,4 +198,16 @@ TEST_CASE("progress: a SubProgress without a Progress on its thread, or in CI lo
           for (int i = 0; i < 3; ++i) inner.Add();
           quiet.Add();
         }).empty());
+  CHECK(ProgressOutput([] {
+          pc::QuietProgress quiet;  // side-by-side work on this thread
+          pc::Progress eval("eval", 2, "windows");
+          eval.Add(2);
+        }).empty());
+  CHECK_FALSE(ProgressOutput([] {
+                {
+                  pc::QuietProgress quiet;
+                }  // over: lines show again
+                pc::Progress eval("eval", 2, "windows");
+                eval.Add(2);
+              }).empty());
 }
