@@ -344,7 +344,9 @@ std::string AllocationRecipeYaml(const SensitivityTable& t, const Allocation& a,
   os << "params: " << FlowParams(Cand(t, main).params_json) << "\n";
   os << "calibration:\n";
   if (calib.contains("seq_len")) os << "  seq_len: " << calib["seq_len"].get<int64_t>() << "\n";
-  if (calib.contains("windowing")) os << "  windowing: " << calib["windowing"].get<std::string>() << "\n";
+  if (calib.contains("windowing") && (calib["windowing"] == "awq" || calib["windowing"] == "random")) {
+    os << "  windowing: " << calib["windowing"].get<std::string>() << "\n";  // self-sampled sets have none
+  }
   if (calib.contains("seed")) os << "  seed: " << calib["seed"].get<int64_t>() << "\n";
   os << "propagate: original\n";  // as the sensitivity scan measured
   bool any = false;
@@ -406,9 +408,11 @@ std::string ExportLlmCompressor(const SensitivityTable& t, const Allocation& a) 
                "' has no llm-compressor quantization counterpart (rtn, gptq and awq do)");
     }
     const bool gptq = methods.size() == 1 && *methods.begin() == "gptq";
-    PC_CHECK(gptq || methods.count("gptq") == 0, "llm-compressor export: the plan mixes gptq with ",
-             Join(std::vector<std::string>(methods.begin(), methods.end()), ", "),
-             "; one llm-compressor modifier takes one algorithm");
+    if (!gptq && methods.count("gptq")) {
+      methods.erase("gptq");
+      PC_THROW("llm-compressor export: the plan mixes gptq with ", Join(std::vector<std::string>(methods.begin(), methods.end()), ", "),
+               "; one llm-compressor quantization modifier runs one algorithm (allocate over gptq-only or gptq-free candidates)");
+    }
     for (size_t u = 0; u < a.choice.size(); ++u) {
       const SensitivityCandidate& c = Cand(t, a.choice[u]);
       if (c.family == "dense") continue;

@@ -43,18 +43,19 @@ std::string ReadFile(const std::string& path) {
 }
 
 // The sensitivity file of stories260K for rtn w3/w4/w8 (g32) and dense, q/k/v as one group; made once.
-std::string Sensitivity(const std::string& extra = "") {
+std::string Sensitivity(const std::string& extra = "", bool gptq = true) {
   static std::map<std::string, std::string> made;
-  if (made.count(extra)) return made[extra];
+  const std::string key = extra + (gptq ? "+gptq" : "");
+  if (made.count(key)) return made[key];
   const std::string dir = pc::test::TempDir("alloc-sens" + std::to_string(made.size()));
   const std::string cands = WriteFile(dir + "/cands.yaml",
-                                      "candidates:\n"
+                                      std::string("candidates:\n"
                                       "  - {name: w3, method: rtn, params: {bits: 3, group_size: 32}}\n"
                                       "  - {name: w4, method: rtn, params: {bits: 4, group_size: 32}}\n"
-                                      "  - {name: w8, method: rtn, params: {bits: 8, group_size: 32}}\n"
-                                      "  - {name: gptq4, method: gptq, params: {bits: 4, group_size: 32}}\n"
-                                      "  - {name: dense, method: none}\n"
-                                      "groups:\n"
+                                      "  - {name: w8, method: rtn, params: {bits: 8, group_size: 32}}\n") +
+                                      (gptq ? "  - {name: gptq4, method: gptq, params: {bits: 4, group_size: 32}}\n" : "") +
+                                      "  - {name: dense, method: none}\n" +
+                                      "groups:\n" +
                                       "  - {name: qkv, match: 'self_attn\\.(q|k|v)_proj$'}\n");
   const std::string out = dir + "/sens.h5";
   auto r = RunPerpcomp("sensitivity --model '" + Stories() + "' --candidates '" + cands + "' --calib self:8 --calib-samples 8 " +
@@ -62,7 +63,7 @@ std::string Sensitivity(const std::string& extra = "") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("forward-equivalents"));
-  made[extra] = out;
+  made[key] = out;
   return out;
 }
 
@@ -91,8 +92,7 @@ TEST_CASE("allocate e2e: sensitivity, allocate, compress on stories260K meet the
     INFO(predictor);
     const std::string recipe = dir + "/" + predictor + ".yaml";
     auto a = RunPerpcomp("allocate --sensitivity '" + sens + "' --budget bits=4.5 --predictor " + predictor +
-                         " --out '" + recipe + "' --overwrite --llama-quantize '" + dir + "/" + predictor + ".args' --llm-compressor '" +
-                         dir + "/" + predictor + "-llmc.yaml'");
+                         " --out '" + recipe + "' --overwrite --llama-quantize '" + dir + "/" + predictor + ".args'");
     INFO(a.err);
     REQUIRE(a.exit_code == 0);
     const Allocation plan = Allocate(t, ParseBudget("bits=4.5"), predictor);
@@ -150,7 +150,7 @@ TEST_CASE("allocate e2e: sensitivity refuses unknown methods and parameters with
 TEST_CASE("allocate e2e: the llm-compressor export is accepted by llm-compressor", "[recipes][shared][refenv][slow]") {
   PC_REQUIRE_SHARED();
   PC_REQUIRE_REFENV();
-  const std::string sens = Sensitivity();
+  const std::string sens = Sensitivity("", false);  // rtn only: one QuantizationModifier
   const std::string dir = pc::test::TempDir("alloc-llmc");
   auto a = RunPerpcomp("allocate --sensitivity '" + sens + "' --budget bits=4.5 --out '" + dir +
                        "/r.yaml' --llm-compressor '" + dir + "/llmc.yaml'");
