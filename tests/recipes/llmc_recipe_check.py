@@ -1,7 +1,11 @@
-"""Reads an llm-compressor recipe exported by `perpcomp allocate --llm-compressor` with
+"""Usage: llmc_recipe_check.py RECIPE.yaml [MODEL_DIR [OUT_DIR]]
+
+Reads an llm-compressor recipe exported by `perpcomp allocate --llm-compressor` with
 llm-compressor's own parser (Recipe.create_instance) and, when a model folder is given, checks
 that every target regex of the recipe matches a Linear module of the model built by transformers
-from its config.json (no weights needed). Prints one JSON line. Reference environment only."""
+from its config.json (no weights needed); with OUT_DIR, runs llm-compressor's oneshot with the
+recipe on the model (data-free: weight-only quantization) and saves it there, recording which
+linears came out quantized with how many bits. Prints one JSON line. Reference environment only."""
 import json
 import re
 import sys
@@ -32,6 +36,17 @@ def main():
         unmatched = [t for t in targets if t.startswith("re:") and not any(re.match(t[3:], n) for n in linears)]
         out["unmatched"] = unmatched
         out["linears"] = len(linears)
+    if len(sys.argv) > 3:
+        from llmcompressor import oneshot
+        model = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[2], torch_dtype=torch.float32)
+        oneshot(model=model, recipe=path)
+        bits = {}
+        for n, mod in model.named_modules():
+            scheme = getattr(mod, "quantization_scheme", None)
+            if scheme is not None and scheme.weights is not None:
+                bits[n] = scheme.weights.num_bits
+        model.save_pretrained(sys.argv[3], save_compressed=False)
+        out["quantized"] = bits
     print(json.dumps(out))
 
 
