@@ -484,7 +484,8 @@ std::string ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a) 
     bool zp = false;
     if (c.family != "dense") {
       const nlohmann::json p = nlohmann::json::parse(c.params_json);
-      PC_CHECK(p.contains("bits"), "llama-quantize export: candidate '", c.name, "' (", c.method, ") does not quantize");
+      PC_CHECK(p.contains("bits") && p["bits"].get<int>() > 0, "llama-quantize export: candidate '", c.name, "' (",
+               c.method, ") does not quantize");
       bits = p["bits"].get<int>();
       zp = p.value("zero_point", false);
     }

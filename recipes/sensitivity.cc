@@ -45,9 +45,10 @@ struct Unit {
 // Stored bits per weight of a quantizing setting on a linear with `in` inputs: the nominal bits
 // plus, per group of g weights of a row, one 16-bit scale and (zero_point) one b-bit zero:
 //   bits + (16 + (zero_point ? bits : 0)) / g,   g = group_size, or `in` for per-channel (-1).
-// A setting without `bits` stores 16 bits per weight (pruning keeps dense storage).
+// A setting without `bits`, or with bits 0 (sparsegpt: prune only), stores 16 bits per weight
+// (pruning keeps dense storage).
 double BitsPerWeight(const MethodParams& p, int64_t in) {
-  if (!p.Has("bits")) return kDenseBits;
+  if (!p.Has("bits") || p.Int("bits") <= 0) return kDenseBits;
   const double b = static_cast<double>(p.Int("bits"));
   const int64_t g0 = p.Has("group_size") ? p.Int("group_size") : -1;
   const double g = static_cast<double>(g0 <= 0 || g0 > in ? in : g0);

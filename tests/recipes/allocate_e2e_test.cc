@@ -165,3 +165,31 @@ TEST_CASE("allocate e2e: the llm-compressor export is accepted by llm-compressor
   CHECK(j["targets"].get<int>() > 0);
   CHECK(j["unmatched"].empty());
 }
+
+TEST_CASE("allocate e2e: a sparsity plan exports pruning modifiers llm-compressor accepts", "[recipes][shared][refenv][slow]") {
+  PC_REQUIRE_SHARED();
+  PC_REQUIRE_REFENV();
+  const std::string dir = pc::test::TempDir("alloc-llmc-prune");
+  const std::string cands = WriteFile(dir + "/c.yaml",
+                                      "candidates:\n"
+                                      "  - {name: s30, method: wanda, params: {sparsity: 0.3}}\n"
+                                      "  - {name: s50, method: wanda, params: {sparsity: 0.5}}\n"
+                                      "  - {name: s70, method: wanda, params: {sparsity: 0.7}}\n"
+                                      "  - {name: dense, method: none}\n");
+  auto s = RunPerpcomp("sensitivity --model '" + Stories() + "' --candidates '" + cands +
+                       "' --calib self:8 --calib-samples 8 --calib-seq-len 64 --threads 1 --out '" + dir + "/s.h5'");
+  INFO(s.err);
+  REQUIRE(s.exit_code == 0);
+  auto a = RunPerpcomp("allocate --sensitivity '" + dir + "/s.h5' --budget sparsity=0.5 --out '" + dir +
+                       "/r.yaml' --llm-compressor '" + dir + "/llmc.yaml'");
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  const SensitivityTable t = ReadSensitivity(dir + "/s.h5");
+  CHECK(Allocate(t, ParseBudget("sparsity=0.5"), "perp").average >= 0.5);
+  auto r = pc::test::RunRefPython("tests/recipes/llmc_recipe_check.py", "'" + dir + "/llmc.yaml' '" + Stories() + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(r.out.rfind('{')));
+  for (const auto& m : j["modifiers"]) CHECK(m.get<std::string>() == "WandaPruningModifier");
+  CHECK(j["unmatched"].empty());
+}
