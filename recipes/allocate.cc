@@ -90,6 +90,9 @@ SensitivityTable ReadSensitivity(const std::string& path) {
     u.layer = static_cast<int>(units.Get<int64_t>("layer")[i]);
     u.members = SplitComma(units.Get<std::string>("members")[i]);
     u.params = units.Get<int64_t>("params")[i];
+    if (units.Has("in_features")) {
+      for (const std::string& v : SplitComma(units.Get<std::string>("in_features")[i])) u.in_features.push_back(std::stoll(v));
+    }
     t.units.push_back(std::move(u));
   }
   PC_CHECK(!t.units.empty() && !t.candidates.empty(), path, ": no units or no candidates");
@@ -419,6 +422,14 @@ std::string ExportLlmCompressor(const SensitivityTable& t, const Allocation& a) 
       const nlohmann::json p = nlohmann::json::parse(c.params_json);
       const int64_t bits = p.value("bits", 16), group = p.value("group_size", int64_t{-1});
       const bool zp = p.value("zero_point", false);
+      // llm-compressor refuses group quantization of a linear whose inputs the group size does not
+      // divide; perpcomp quantizes the remainder as a shorter last group, which has no counterpart.
+      for (size_t k = 0; k < t.units[u].in_features.size() && group > 0; ++k) {
+        PC_CHECK(t.units[u].in_features[k] % group == 0, "llm-compressor export: '", t.units[u].members[k], "' has ",
+                 t.units[u].in_features[k], " inputs, which group_size ", group, " of candidate '", c.name,
+                 "' does not divide; llm-compressor refuses such groups (perpcomp quantizes a shorter last group): use "
+                 "a group size dividing every linear's inputs");
+      }
       std::string w = Str("{num_bits: ", bits, ", type: int, symmetric: ", zp ? "false" : "true", ", strategy: ",
                           group > 0 ? Str("group, group_size: ", group) : std::string("channel"), "}");
       if (!by_setting.count(w)) order.push_back(w);

@@ -24,6 +24,7 @@ struct SensitivityUnit {
   std::string name;
   int layer = 0;
   std::vector<std::string> members;  // Hugging Face module names
+  std::vector<int64_t> in_features;  // of each member (empty: a file without the column)
   int64_t params = 0;
 };
 struct SensitivityCandidate {

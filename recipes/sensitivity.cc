@@ -39,6 +39,7 @@ struct Unit {
   int layer = 0;
   std::vector<int> members;  // indices into Block::linears
   std::vector<std::string> member_names;
+  std::vector<int64_t> member_in;  // each member's input features
   int64_t params = 0;
 };
 
@@ -101,6 +102,7 @@ std::vector<Unit> BuildUnits(const CandidatesSpec& spec, const Model& model) {
         Unit& u = units[group_unit[group]];
         u.members.push_back(static_cast<int>(i));
         u.member_names.push_back(name);
+        u.member_in.push_back(BlockLinearDims(model.config(), arch.linears[i].role).in);
         u.params += n;
         continue;
       }
@@ -108,6 +110,7 @@ std::vector<Unit> BuildUnits(const CandidatesSpec& spec, const Model& model) {
       u.layer = layer;
       u.members = {static_cast<int>(i)};
       u.member_names = {name};
+      u.member_in = {BlockLinearDims(model.config(), arch.linears[i].role).in};
       u.params = n;
       u.name = name;
       if (group >= 0) {
@@ -368,6 +371,11 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
     t.AddColumnOf("layer", units, [](const Unit& u) { return static_cast<int64_t>(u.layer); });
     t.AddColumnOf("members", units, [](const Unit& u) { return Join(u.member_names, ","); });
     t.AddColumnOf("params", units, [](const Unit& u) { return u.params; });
+    t.AddColumnOf("in_features", units, [](const Unit& u) {
+      std::vector<std::string> v;
+      for (int64_t i : u.member_in) v.push_back(std::to_string(i));
+      return Join(v, ",");
+    });
     t.AddColumn("one_minus_cos", unit_cos);
     root.WriteTable("units", t);
   }

@@ -68,6 +68,7 @@ SensitivityTable SyntheticTable() {
       u.layer = l;
       u.members = {u.name};
       u.params = 64 * 64 * (i >= 4 ? 3 : 1);
+      u.in_features = {i == 6 ? 192 : 64};
       t.units.push_back(u);
       std::vector<SensitivityCell> row(4);
       const double bits[] = {3 + 19.0 / 32, 4 + 20.0 / 32, 8 + 16.0 / 32, 16};
@@ -212,5 +213,9 @@ TEST_CASE("allocate: llm-compressor and llama-quantize exports", "[recipes][allo
                      Contains("{num_bits: 8, type: int, symmetric: true, strategy: group, group_size: 32}") &&
                      Contains("ignore: [\"lm_head\", 're:^model\\.layers\\.1\\.mlp\\.down_proj$']"));
   CHECK(LlamaCppType(4, false) == "q4_0");
+  SensitivityTable odd = t;
+  odd.units[6].in_features = {172};  // down_proj of stories260K: 172 inputs, g32 does not divide
+  CHECK_THROWS_WITH(ExportLlmCompressor(odd, a), Contains("'model.layers.0.mlp.down_proj' has 172 inputs") &&
+                                                     Contains("group_size 32"));
   CHECK_THROWS_WITH(LlamaCppType(1, false), Contains("no llama.cpp type for 1 bits"));
 }
