@@ -285,6 +285,56 @@ void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, 
 
 }  // namespace
 
+int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m, const std::vector<int>& members,
+                         int64_t micro_batch, std::vector<Record>* records) {
+  at::NoGradGuard no_grad;
+  Block& block = model.block(layer);
+  std::vector<Record> scratch;
+  std::vector<Record>& recs = records != nullptr ? *records : scratch;
+  if (m.TransformsBlock()) {
+    BlockScope scope{model, layer, x, members, micro_batch, &recs};
+    m.TransformBlock(scope);
+    FoldedScales drop;  // the scan compares block outputs, which the folding leaves unchanged
+    m.TakeFoldedScales(drop);
+  }
+  // Stages: one, or one per input of the block when the method is true-sequential (as the engine).
+  std::map<int, std::vector<int>> stages;
+  for (int i : members) stages[m.TrueSequential() ? InputIndex(block.linears[i].role) : 0].push_back(i);
+  const int64_t N = x.size(0), L = x.size(1);
+  int passes = 0;
+  for (auto& [stage, indices] : stages) {
+    std::map<int, StatsHooks::Target> targets;
+    for (int i : indices) {
+      StatsHooks::Target t;
+      t.kinds = m.stats();
+      t.method = m.WantsOutputs() ? &m : nullptr;
+      t.stats = std::make_shared<InputStats>();
+      targets[i] = t;
+    }
+    StatsHooks hooks(block, targets);
+    if (m.stats() != 0 || m.WantsOutputs()) {
+      ForwardContext ctx = model.MakeContext(L, 0, &hooks);
+      for (int64_t s = 0; s < N; s += micro_batch) {
+        hooks.NewBatch();
+        model.BlockForward(layer, x.narrow(0, s, std::min(micro_batch, N - s)), ctx);
+      }
+      ++passes;
+    }
+    for (int i : indices) {
+      Record rec;
+      rec.kind = "linear";
+      rec.name = block.linears[i].name;
+      rec.values["layer"] = layer;
+      rec.text["method"] = m.name();
+      m.CompressLinear(block.linears[i], *hooks.targets()[i].stats, rec);
+      PC_CHECK(at::isfinite(block.linears[i].weight).all().item<bool>(), "compress: ", m.Describe(),
+               " produced non-finite weights for '", block.linears[i].name, "'");
+      recs.push_back(std::move(rec));
+    }
+  }
+  return passes;
+}
+
 CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib, const EngineOptions& options) {
   PC_CHECK(calib.dim() == 2 && calib.size(0) > 0, "compress: no calibration windows");
   at::NoGradGuard no_grad;

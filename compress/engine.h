@@ -77,6 +77,17 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_
 // Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d), written into `out` when
 // given. `out` may be x itself: windows are independent, and each micro-batch's outputs are
 // written only after its forward.
+// Compresses the linears `members` (indices into Block::linears) of the loaded block `layer` in
+// place with method `m`, as RunCompression does for one method instance and nothing else: its
+// block transform when it has one (AWQ: the transform changes the block's norms or other linears
+// too), the input statistics it asks for on x (N, L, d), stage by stage when true-sequential,
+// then CompressLinear. Records (one "linear" per member, and the method's) are appended to
+// `records` when given. Returns the block forwards it ran over the N windows (statistics passes;
+// a transform's own forwards are not counted). Used by the sensitivity scan
+// (recipes/sensitivity.h), which restores the block afterwards.
+int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m, const std::vector<int>& members,
+                         int64_t micro_batch, std::vector<Record>* records = nullptr);
+
 at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch,
                            ForwardHooks* hooks = nullptr, at::Tensor out = at::Tensor());
 

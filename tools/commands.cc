@@ -14,6 +14,8 @@ PC_DECLARE_COMMAND(RunEval)
 PC_DECLARE_COMMAND(RunKld)
 PC_DECLARE_COMMAND(RunMeasure)
 PC_DECLARE_COMMAND(RunCompressCmd)
+PC_DECLARE_COMMAND(RunSensitivityCmd)
+PC_DECLARE_COMMAND(RunAllocate)
 PC_DECLARE_COMMAND(RunTrain)
 PC_DECLARE_COMMAND(RunSweepCmd)
 PC_DECLARE_COMMAND(RunMerge)
@@ -32,6 +34,8 @@ const std::vector<Command>& Commands() {
       {"kld", "save a base model's next-token distributions (--save-base), then KL, delta p, top-token and pair flips of any model against them (--base)", RunKld},
       {"measure", "directional (iso/parallel/perpendicular) error of a compressed model at every site, into HDF5", RunMeasure},
       {"compress", "compress a model with a recipe and calibration data (--dry-run prints the plan)", RunCompressCmd},
+      {"sensitivity", "the measured cost of every candidate setting for every block linear, compressed alone (iso/parallel/perpendicular, local and accumulated, KL), into HDF5", RunSensitivityCmd},
+      {"allocate", "the per-linear settings minimising a predictor's damage under a bits or sparsity budget: a recipe, llm-compressor and llama-quantize exports", RunAllocate},
       {"sweep", "compress, measure and evaluate every run of a sweep file (resumable, sharded) into one HDF5 file", RunSweepCmd},
       {"merge", "join sweep results files (shards) made under the same conventions", RunMerge},
       {"train", "train a small gpt_neox or llama model from scratch (BPE tokenizer included)", RunTrain},
