@@ -19,7 +19,7 @@ TEXT=$D/text.txt
   /usr/bin/python3 "$HERE/random_checkpoint.py" "$REF" --tokenizer "$SHARED/tokenizers/gpt-neox-20b/tokenizer.json"
 [ -f "$TEXT" ] || head -c 200000 "$SHARED/text/wikitext-2/wiki.test.raw.txt" > "$TEXT"
 [ -f "$COMP/model.safetensors" ] ||
-  "$P" compress --model "$REF" --recipe rtn-w4g128 --calib "$TEXT" --calib-samples 2 --calib-seq-len 256 \
+  "$P" compress --model "$REF" --recipe rtn-w4g128 --calib "$TEXT" --calib-windowing random --calib-samples 2 --calib-seq-len 256 \
     --out "$COMP" --threads "$THREADS" -q
 WINDOWS="--seq-len 256 --max-windows 2 --batch 1"
 peak() {  # command... -> peak RSS in MiB (the command must succeed)
@@ -28,7 +28,7 @@ peak() {  # command... -> peak RSS in MiB (the command must succeed)
 }
 # The bound: embedding + head of each model, two blocks of each, the activations (every window's
 # residual stream of both models), + 300 MB; bf16 weights as computed in, f32 activations.
-BOUND=$(/usr/bin/python3 - "$REF/config.json" "$1" <<'PY'
+BOUND=$(/usr/bin/python3 - "$REF/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 V, d, I = c["vocab_size"], c["hidden_size"], c["intermediate_size"]
