@@ -9,7 +9,9 @@
 #include "core/progress.h"
 #include "core/strings.h"
 #include "core/tensor_util.h"
+#include "metrics/block_stream.h"
 #include "metrics/perplexity.h"
+#include "model/sizes.h"
 #include "metrics/split_rows.h"
 
 namespace pc {
@@ -62,75 +64,82 @@ class CaptureHook : public ForwardHooks {
   }
 };
 
-// The reference, batch by batch and block by block: read from a complete cache, or computed
-// live (and written to the cache parts that are missing).
+// The reference, block by block over every batch of windows: read from a complete cache, or
+// computed live (and written to the cache parts that are missing). Keeps each batch's residual
+// stream (the input of the next block).
 class ReferenceSource {
  public:
-  ReferenceSource(Model& ref, const CacheLayout& layout, CachePartReader* sites, CachePartReader* logits,
-                  CachePartWriter* sites_out, CachePartWriter* logits_out)
-      : ref_(ref), layout_(layout), sites_(sites), logits_(logits), sites_out_(sites_out), logits_out_(logits_out) {
+  ReferenceSource(Model& ref, const at::Tensor& windows, int64_t batch, const CacheLayout& layout,
+                  CachePartReader* sites, CachePartReader* logits, CachePartWriter* sites_out,
+                  CachePartWriter* logits_out)
+      : stream_(ref, windows, batch), layout_(layout), sites_(sites), logits_(logits), sites_out_(sites_out),
+        logits_out_(logits_out) {
     live_ = sites_ == nullptr || logits_ == nullptr;
   }
 
   bool live() const { return live_; }
 
-  void Begin(int64_t first_window, const at::Tensor& tokens) {
-    first_ = first_window;
-    count_ = tokens.size(0);
-    if (live_) {
-      ctx_ = ref_.MakeContext(tokens.size(1));
-      hidden_ = ref_.Embed(tokens, ctx_);
-      Put("embed", hidden_);
-    } else {
-      hidden_ = Get("embed");
+  void Embed(bool release) {
+    if (live_) stream_.Embed(release);
+    for (int64_t b = 0; b < stream_.batches(); ++b) {
+      if (live_) {
+        Put(b, "embed", stream_.hidden(b));
+      } else {
+        stream_.hidden(b) = Get(b, "embed");
+      }
     }
   }
 
-  RefLayer Layer(int l) {
+  // Block l of batch b (block l of the reference resident when live).
+  RefLayer Layer(int l, int64_t b) {
+    Model& ref = stream_.model();
+    at::Tensor& hidden = stream_.hidden(b);
     RefLayer r;
-    r.input = hidden_;
-    const int nlin = static_cast<int>(ref_.block(l).linears.size());
+    r.input = hidden;
+    const int nlin = static_cast<int>(ref.arch().linears.size());
     r.linear_out.resize(nlin);
-    const bool shares = MlpSharesInput(ref_.config());
+    const bool shares = MlpSharesInput(ref.config());
     if (live_) {
       CaptureHook hook;
       hook.layer = &r;
-      ctx_.hooks = &hook;
-      ref_.BlockForward(l, hidden_, ctx_);
-      ctx_.hooks = nullptr;
-      for (int i = 0; i < nlin; ++i) Put(LayerItem(l, "lin." + std::to_string(i)), r.linear_out[i]);
-      Put(LayerItem(l, "attn_update"), r.attn_update);
-      Put(LayerItem(l, "mlp_update"), r.mlp_update);
-      if (!shares) Put(LayerItem(l, "mlp_input"), r.mlp_input);
-      Put(LayerItem(l, "output"), r.output);
+      ForwardContext& ctx = stream_.context();
+      ctx.hooks = &hook;
+      ref.BlockForward(l, hidden, ctx);
+      ctx.hooks = nullptr;
+      for (int i = 0; i < nlin; ++i) Put(b, LayerItem(l, "lin." + std::to_string(i)), r.linear_out[i]);
+      Put(b, LayerItem(l, "attn_update"), r.attn_update);
+      Put(b, LayerItem(l, "mlp_update"), r.mlp_update);
+      if (!shares) Put(b, LayerItem(l, "mlp_input"), r.mlp_input);
+      Put(b, LayerItem(l, "output"), r.output);
     } else {
-      for (int i = 0; i < nlin; ++i) r.linear_out[i] = Get(LayerItem(l, "lin." + std::to_string(i)));
-      r.attn_update = Get(LayerItem(l, "attn_update"));
-      r.mlp_update = Get(LayerItem(l, "mlp_update"));
-      if (!shares) r.mlp_input = Get(LayerItem(l, "mlp_input"));
-      r.output = Get(LayerItem(l, "output"));
+      for (int i = 0; i < nlin; ++i) r.linear_out[i] = Get(b, LayerItem(l, "lin." + std::to_string(i)));
+      r.attn_update = Get(b, LayerItem(l, "attn_update"));
+      r.mlp_update = Get(b, LayerItem(l, "mlp_update"));
+      if (!shares) r.mlp_input = Get(b, LayerItem(l, "mlp_input"));
+      r.output = Get(b, LayerItem(l, "output"));
     }
     if (shares) r.mlp_input = r.input;
-    hidden_ = r.output;
+    hidden = r.output;
     return r;
   }
 
-  // The reference's last hidden state (input of the head).
-  const at::Tensor& hidden() const { return hidden_; }
+  // The reference's last hidden state of batch b (input of the head).
+  const at::Tensor& hidden(int64_t b) { return stream_.hidden(b); }
 
-  RefHead Head() {
+  RefHead Head(int64_t b) {
     RefHead h;
     if (live_) {
       CaptureHook hook;
       hook.head = &h;
-      ctx_.hooks = &hook;
-      h.logits = ref_.Head(hidden_, ctx_);
-      ctx_.hooks = nullptr;
-      if (h.final_norm.defined()) Put("final_norm", h.final_norm);
-      if (logits_out_ != nullptr) logits_out_->Write(0, first_, h.logits);
+      ForwardContext& ctx = stream_.context();
+      ctx.hooks = &hook;
+      h.logits = stream_.Logits(b);
+      ctx.hooks = nullptr;
+      if (h.final_norm.defined()) Put(b, "final_norm", h.final_norm);
+      if (logits_out_ != nullptr) logits_out_->Write(0, stream_.first(b), h.logits);
     } else {
-      if (ref_.config().has_final_norm) h.final_norm = Get("final_norm");
-      h.logits = logits_->Read(0, first_, count_);
+      if (stream_.model().config().has_final_norm) h.final_norm = Get(b, "final_norm");
+      h.logits = logits_->Read(0, stream_.first(b), stream_.count(b));
     }
     return h;
   }
@@ -148,21 +157,20 @@ class ReferenceSource {
   }
 
  private:
-  void Put(const std::string& item, const at::Tensor& t) {
-    if (sites_out_ != nullptr) sites_out_->Write(layout_.Find(item), first_, t);
+  void Put(int64_t b, const std::string& item, const at::Tensor& t) {
+    if (sites_out_ != nullptr) sites_out_->Write(layout_.Find(item), stream_.first(b), t);
   }
-  at::Tensor Get(const std::string& item) { return sites_->Read(layout_.Find(item), first_, count_); }
+  at::Tensor Get(int64_t b, const std::string& item) {
+    return sites_->Read(layout_.Find(item), stream_.first(b), stream_.count(b));
+  }
 
-  Model& ref_;
+  BlockStream stream_;
   const CacheLayout& layout_;
   CachePartReader* sites_;
   CachePartReader* logits_;
   CachePartWriter* sites_out_;
   CachePartWriter* logits_out_;
   bool live_ = true;
-  ForwardContext ctx_;
-  at::Tensor hidden_;
-  int64_t first_ = 0, count_ = 0;
 };
 
 // Compares the compressed model's tensors with the reference's at every site it is told to
@@ -322,9 +330,9 @@ CacheLayout SitesLayout(const Model& model) {
   CacheLayout l;
   l.items.push_back({"embed", c.hidden, dt});
   for (int layer = 0; layer < model.num_layers(); ++layer) {
-    const Block& b = model.block(layer);
-    for (size_t i = 0; i < b.linears.size(); ++i) {
-      l.items.push_back({LayerItem(layer, "lin." + std::to_string(i)), b.linears[i].out_features(), dt});
+    const std::vector<LinearSpec>& linears = model.arch().linears;  // as Model::LoadBlock makes them
+    for (size_t i = 0; i < linears.size(); ++i) {
+      l.items.push_back({LayerItem(layer, "lin." + std::to_string(i)), BlockLinearDims(c, linears[i].role).out, dt});
     }
     l.items.push_back({LayerItem(layer, "attn_update"), c.hidden, dt});
     l.items.push_back({LayerItem(layer, "mlp_update"), c.hidden, dt});
@@ -345,9 +353,6 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   PC_CHECK(windows.dim() == 2 && windows.size(0) > 0 && windows.size(1) >= 2,
            "measure: expected at least one window of at least 2 tokens, got ", ShapeString(windows.sizes()));
   CheckSameArchitecture(ref, comp, o.reference_name, o.compressed_name);
-  for (Model* m : {&ref, &comp}) {
-    for (int l = 0; l < m->num_layers(); ++l) PC_ASSERT(m->block(l).loaded, "measure: block ", l, " is not loaded");
-  }
   const int64_t W = windows.size(0), T = windows.size(1);
   const int64_t batch = o.batch > 0 ? o.batch : DefaultEvalBatch(ref, T);
   const ModelConfig& cfg = comp.config();
@@ -362,13 +367,12 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   // folder: not compression error.
   const FoldedScales folded = ReadFoldedScales(comp.source_dir());
   std::vector<std::vector<at::Tensor>> out_scales(comp.num_layers());
-  for (int l = 0; l < comp.num_layers(); ++l) {
-    for (const Linear& lin : comp.block(l).linears) {
-      const at::Tensor* s = folded.Output(lin.name);
-      out_scales[l].push_back(s != nullptr ? *s : at::Tensor());
-    }
+  for (const SiteEntry& e : index.entries()) {
+    if (e.type != SiteType::kLinear || e.kind != ErrorKind::kAccumulated || e.frame != Frame::kSelf) continue;
+    const at::Tensor* s = folded.Output(e.name);
+    out_scales[e.layer].resize(std::max<size_t>(out_scales[e.layer].size(), e.index + 1));
+    out_scales[e.layer][e.index] = s != nullptr ? *s : at::Tensor();
   }
-  res.weights = CompareWeights(ref, comp, folded);
   int64_t memory = MeasureMemoryBytes(comp, W * T, o.per_token);
   log::Info("measure", index.size(), " site entries over ", W, " x ", T, " tokens; per-token memory ",
             HumanBytes(static_cast<double>(memory)));
@@ -394,7 +398,8 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
     }
     log::Info("measure", "reference cache ", res.cache_hit ? "hit" : "miss", ": ", res.cache_entry);
   }
-  ReferenceSource source(ref, sites_layout, sites_in.get(), logits_in.get(), sites_out.get(), logits_out.get());
+  ReferenceSource source(ref, windows, batch, sites_layout, sites_in.get(), logits_in.get(), sites_out.get(),
+                         logits_out.get());
 
   std::vector<SiteAccumulator> acc(index.size());
   if (o.per_token) AllocatePerToken(res.per_token, index.size(), W, T);
@@ -404,18 +409,24 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   DownstreamAccumulator downstream;
   const bool shares = MlpSharesInput(cfg);
 
+  // Block by block in lockstep (metrics/block_stream.h): block l of each model resident (the
+  // reference's also on a cache hit, for the weight errors), every batch of windows run through
+  // it; each site's accumulator sees the batches in window order, as a batch-by-batch run would.
   at::NoGradGuard no_grad;
-  Progress progress("measure", W, "windows");
-  for (int64_t w0 = 0; w0 < W; w0 += batch) {
-    const int64_t n = std::min(batch, W - w0);
-    at::Tensor tokens = windows.narrow(0, w0, n).contiguous();
-    const int64_t offset = w0 * T;
-    source.Begin(w0, tokens);
-    ForwardContext cc = comp.MakeContext(T);
-    at::Tensor h = comp.Embed(tokens, cc);
-    cc.hooks = &hook;
-    for (int l = 0; l < comp.num_layers(); ++l) {
-      RefLayer r = source.Layer(l);
+  BlockStream stream(comp, windows, batch);  // the compressed model on its own residual stream
+  ForwardContext& cc = stream.context();
+  Progress progress("measure", comp.num_layers() + 1, "blocks");
+  source.Embed(o.release_embeddings);
+  stream.Embed(o.release_embeddings);
+  cc.hooks = &hook;
+  for (int l = 0; l < comp.num_layers(); ++l) {
+    BlockHold ref_hold(ref, l), comp_hold(comp, l);
+    std::vector<WeightError> weights = CompareBlockWeights(ref, comp, l, folded);
+    res.weights.insert(res.weights.end(), weights.begin(), weights.end());
+    for (int64_t b = 0; b < stream.batches(); ++b) {
+      const int64_t offset = stream.first(b) * T;
+      RefLayer r = source.Layer(l, b);
+      at::Tensor& h = stream.hidden(b);
       hook.Configure(ErrorKind::kAccumulated, &r, nullptr, true, true, true, offset);
       hook.SetBlockInput(h);
       h = comp.BlockForward(l, h, cc);
@@ -427,16 +438,25 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
         comp.MlpUpdate(l, r.mlp_input, cc);
       }
     }
-    RefHead rh = source.Head();
+    progress.Add(1);
+  }
+  for (Model* m : {&ref, &comp}) {
+    if (!m->tied() && !m->lm_head().weight.defined()) m->LoadHead();
+  }
+  res.weights.push_back(CompareHeadWeights(ref, comp, folded));
+  for (int64_t b = 0; b < stream.batches(); ++b) {
+    const int64_t offset = stream.first(b) * T;
+    at::Tensor tokens = stream.tokens(b);
+    RefHead rh = source.Head(b);
     hook.Configure(ErrorKind::kAccumulated, nullptr, &rh, false, false, false, offset);
-    at::Tensor logits = comp.Head(h, cc);
+    at::Tensor logits = stream.Logits(b);
     hook.Configure(ErrorKind::kLocal, nullptr, &rh, false, false, false, offset);
-    comp.Head(source.hidden(), cc);
+    comp.Head(source.hidden(b), cc);
     TokenLogitStats ls = CompareLogits(rh.logits, logits, tokens);
     downstream.Add(ls);
-    if (o.per_token) CopyPredictions(ls, w0, res.per_token);
-    progress.Add(n);
+    if (o.per_token) CopyPredictions(ls, stream.first(b), res.per_token);
   }
+  progress.Add(1);
   progress.Finish();
   res.cache_written = source.Commit();
   if (res.cache_written) log::Info("measure", "reference cached in ", res.cache_entry);

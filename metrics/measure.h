@@ -2,7 +2,10 @@
 // site, both error kinds and both frames, on token windows (docs/METRICS.md;
 // docs/METRICS.md has every definition).
 //
-// The two models run in lockstep, block by block, so memory holds one block's activations:
+// The two models run in lockstep, block by block over every window (metrics/block_stream.h):
+// block l of each model is loaded (when it is not resident), every batch of windows is run
+// through it, and it is released; memory holds one block of each model, every window's residual
+// stream of both (windows × T × hidden each) and one block's activations of a batch:
 //   reference       its site tensors for the block (from the reference cache, or computed
 //                   live and then written to the cache);
 //   accumulated     the compressed block on the compressed model's own residual stream;
@@ -37,6 +40,10 @@ struct MeasureOptions {
   CacheOptions cache;        // cache.dir "" : no reference cache
   std::string text_sha256;   // recorded in the cache manifest
   std::string reference_name = "the reference", compressed_name = "the compressed model";  // for messages
+  // The models are not run again (the command): free each embedding once every window is
+  // embedded, so that embeddings and heads are never resident together (an untied head left in
+  // the checkpoint, LoadOptions::load_head = false, is loaded for the head pass).
+  bool release_embeddings = false;
 };
 
 // Per-token values (when MeasureOptions::per_token). Directional arrays are
@@ -67,7 +74,8 @@ struct MeasureResult {
 };
 
 // windows: (W, T) int64. Throws when the models differ in architecture or shapes
-// (CheckSameArchitecture). Both models must have their blocks loaded.
+// (CheckSameArchitecture). The models may be loaded whole or without their blocks
+// (LoadOptions::load_blocks = false); the results are the same bit for bit.
 MeasureResult Measure(Model& reference, Model& compressed, const at::Tensor& windows, const MeasureOptions& options);
 
 // Bytes of per-token memory for percentiles (and, with per_token, for every value) that a

@@ -1,5 +1,6 @@
 #include "metrics/model_compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -56,13 +57,19 @@ struct TensorShape {
   std::vector<int64_t> shape;
 };
 
-std::vector<TensorShape> Tensors(Model& m, const std::set<std::string>& skip) {
+// Every tensor's name and on-disk shape, in the checkpoint order, from the loaded blocks and the
+// checkpoint headers (nothing is loaded).
+std::vector<TensorShape> Tensors(const Model& m, const std::set<std::string>& skip) {
   std::vector<TensorShape> out;
-  m.ForEachTensor([&](const std::string& name, const at::Tensor& t, StDType) {
-    if (!skip.count(name)) out.push_back({name, t.sizes().vec()});
-  });
+  for (const SafetensorsWriter::Entry& e : m.TensorEntries(SaveOptions())) {
+    if (!skip.count(e.name)) out.push_back({e.name, e.shape});
+  }
   return out;
 }
+
+// Elements of a linear compared at once: its float64 copies (the carried reference, the difference)
+// stay near 64 MiB each. A linear up to this size is compared whole.
+constexpr int64_t kComparePieceElements = 8LL << 20;
 
 double Sparsity(const at::Tensor& w) {
   return w.numel() == 0 ? 0.0 : static_cast<double>(w.eq(0).sum().item<int64_t>()) / static_cast<double>(w.numel());
@@ -74,9 +81,32 @@ WeightError Compare(const Linear& r, const Linear& c, int layer, const std::stri
   e.layer = layer;
   e.role = role;
   e.numel = r.weight.numel();
-  at::Tensor w = folded.Carry(r.name, r.weight);  // (out, in) float64
-  double ref_norm = w.norm().item<double>();
-  double diff = (c.weight.to(at::kDouble) - w).norm().item<double>();
+  double ref_norm = 0, diff = 0;
+  const int64_t out = r.weight.size(0), rows = std::max<int64_t>(1, kComparePieceElements / std::max<int64_t>(1, r.weight.size(1)));
+  if (rows >= out) {
+    at::Tensor w = folded.Carry(r.name, r.weight);  // (out, in) float64
+    ref_norm = w.norm().item<double>();
+    diff = (c.weight.to(at::kDouble) - w).norm().item<double>();
+  } else {
+    // A large linear (the head) by pieces of rows, so that its float64 copies stay small:
+    // ‖·‖_F = sqrt(Σ over pieces of ‖piece‖_F²).
+    double ref_sq = 0, diff_sq = 0;
+    for (int64_t r0 = 0; r0 < out; r0 += rows) {
+      const int64_t n = std::min(rows, out - r0);
+      FoldedScales piece;  // the fold restricted to these rows
+      if (const at::Tensor* s = folded.Input(r.name)) piece.input[r.name] = *s;
+      if (const at::Tensor* s = folded.Output(r.name)) {
+        PC_CHECK(s->numel() == out, "folded scales: '", r.name, ".output' has ", s->numel(), " entries for ", out,
+                 " output rows");
+        piece.output[r.name] = s->narrow(0, r0, n);
+      }
+      at::Tensor w = piece.Carry(r.name, r.weight.narrow(0, r0, n));  // (n, in) float64
+      ref_sq += std::pow(w.norm().item<double>(), 2);
+      diff_sq += std::pow((c.weight.narrow(0, r0, n).to(at::kDouble) - w).norm().item<double>(), 2);
+    }
+    ref_norm = std::sqrt(ref_sq);
+    diff = std::sqrt(diff_sq);
+  }
   e.rel_fro = ref_norm > 0 ? diff / ref_norm : std::numeric_limits<double>::quiet_NaN();
   e.sparsity = Sparsity(c.weight);
   e.ref_sparsity = Sparsity(r.weight);
@@ -97,10 +127,8 @@ void CheckSameConfig(const ModelConfig& ref, const ModelConfig& comp, const std:
 void CheckSameArchitecture(Model& ref, Model& comp, const std::string& ref_name, const std::string& comp_name) {
   CheckSameConfig(ref.config(), comp.config(), ref_name, comp_name);
   std::set<std::string> skip;
-  for (Model* m : {&ref, &comp}) {
-    for (int l = 0; l < m->num_layers(); ++l) {
-      if (!m->block(l).act_scales_name.empty()) skip.insert(m->block(l).act_scales_name);
-    }
+  if (*ref.arch().act_scales) {
+    for (int l = 0; l < ref.num_layers(); ++l) skip.insert(ExpandName(ref.arch().act_scales, l));
   }
   std::vector<TensorShape> rt = Tensors(ref, skip), ct = Tensors(comp, skip);
   const std::string both = ref_name + " and " + comp_name + " differ: tensor '";
@@ -118,17 +146,29 @@ void CheckSameArchitecture(Model& ref, Model& comp, const std::string& ref_name,
   }
 }
 
+std::vector<WeightError> CompareBlockWeights(Model& ref, Model& comp, int layer, const FoldedScales& folded) {
+  const Block& rb = ref.block(layer);
+  const Block& cb = comp.block(layer);
+  PC_ASSERT(rb.loaded && cb.loaded, "layer ", layer, ": weights compared with a block not loaded");
+  PC_ASSERT(rb.linears.size() == cb.linears.size(), "layer ", layer, ": linears differ");
+  std::vector<WeightError> out;
+  for (size_t i = 0; i < rb.linears.size(); ++i) {
+    out.push_back(Compare(rb.linears[i], cb.linears[i], layer, RoleName(rb.linears[i].role), folded));
+  }
+  return out;
+}
+
+WeightError CompareHeadWeights(Model& ref, Model& comp, const FoldedScales& folded) {
+  return Compare(ref.lm_head(), comp.lm_head(), -1, "lm_head", folded);
+}
+
 std::vector<WeightError> CompareWeights(Model& ref, Model& comp, const FoldedScales& folded) {
   std::vector<WeightError> out;
   for (int l = 0; l < ref.num_layers(); ++l) {
-    const Block& rb = ref.block(l);
-    const Block& cb = comp.block(l);
-    PC_ASSERT(rb.linears.size() == cb.linears.size(), "layer ", l, ": linears differ");
-    for (size_t i = 0; i < rb.linears.size(); ++i) {
-      out.push_back(Compare(rb.linears[i], cb.linears[i], l, RoleName(rb.linears[i].role), folded));
-    }
+    std::vector<WeightError> block = CompareBlockWeights(ref, comp, l, folded);
+    out.insert(out.end(), block.begin(), block.end());
   }
-  out.push_back(Compare(ref.lm_head(), comp.lm_head(), -1, "lm_head", folded));
+  out.push_back(CompareHeadWeights(ref, comp, folded));
   return out;
 }
 

@@ -14,7 +14,8 @@ namespace pc {
 // Throws naming the first differing config field (forward-relevant fields of ModelConfig, in
 // a fixed order) or tensor (name, presence or shape, in the checkpoint order). AWQ's scaled
 // activation tensors (act_scales) may be present in either model and are not compared.
-// `ref_name` / `comp_name` name the models in the message ("reference 'DIR'").
+// `ref_name` / `comp_name` name the models in the message ("reference 'DIR'"). Reads the names
+// and shapes from the loaded tensors and the checkpoint headers: no block is loaded for it.
 void CheckSameArchitecture(Model& ref, Model& comp, const std::string& ref_name, const std::string& comp_name);
 // The config part of the check only (no weights needed).
 void CheckSameConfig(const ModelConfig& ref, const ModelConfig& comp, const std::string& ref_name,
@@ -34,5 +35,9 @@ struct WeightError {
 // Every block linear in forward order, then lm_head. `folded`: the scales the compressed model's
 // method folded into its weights (empty: none).
 std::vector<WeightError> CompareWeights(Model& ref, Model& comp, const FoldedScales& folded = {});
+// The linears of block `layer` (loaded in both models), and lm_head: the pieces of CompareWeights
+// for a measurement that holds one block at a time.
+std::vector<WeightError> CompareBlockWeights(Model& ref, Model& comp, int layer, const FoldedScales& folded = {});
+WeightError CompareHeadWeights(Model& ref, Model& comp, const FoldedScales& folded = {});
 
 }  // namespace pc

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "metrics/block_stream.h"
 #include "model/sizes.h"
 
 namespace pc {
@@ -17,7 +18,8 @@ at::Tensor NextTokenNll(const at::Tensor& logits, const at::Tensor& tokens) {
   return -lp.gather(-1, target).squeeze(-1).to(at::kDouble);
 }
 
-PerplexityResult EvaluatePerplexity(Model& model, const at::Tensor& windows, int64_t batch, bool keep_token_nll) {
+PerplexityResult EvaluatePerplexity(Model& model, const at::Tensor& windows, int64_t batch, bool keep_token_nll,
+                                    bool release_embedding) {
   PC_CHECK(windows.dim() == 2 && windows.size(0) > 0, "perplexity: no windows to evaluate");
   const int64_t W = windows.size(0), T = windows.size(1);
   if (batch <= 0) batch = DefaultEvalBatch(model, T);
@@ -27,16 +29,23 @@ PerplexityResult EvaluatePerplexity(Model& model, const at::Tensor& windows, int
   r.tokens = W * (T - 1);
   std::vector<at::Tensor> parts;
   double total = 0;
-  Progress progress("eval", W, "windows");
   at::NoGradGuard no_grad;
-  for (int64_t start = 0; start < W; start += batch) {
-    int64_t n = std::min(batch, W - start);
-    at::Tensor tok = windows.narrow(0, start, n);
-    at::Tensor nll = NextTokenNll(model.Forward(tok), tok);  // (n, T-1)
+  // Block by block over every window (metrics/block_stream.h): one block resident.
+  BlockStream stream(model, windows, batch);
+  Progress progress("eval", model.num_layers() + 1, "blocks");
+  stream.Embed(release_embedding);
+  for (int l = 0; l < model.num_layers(); ++l) {
+    BlockHold hold(model, l);
+    stream.Advance(l);
+    progress.Add(1);
+  }
+  for (int64_t b = 0; b < stream.batches(); ++b) {
+    at::Tensor nll = NextTokenNll(stream.Logits(b), stream.tokens(b));  // (n, T-1)
     total += nll.sum().item<double>();
     if (keep_token_nll) parts.push_back(nll);
-    progress.Add(n);
   }
+  progress.Add(1);
+  progress.Finish();
   r.mean_nll = total / static_cast<double>(r.tokens);
   r.ppl = std::exp(r.mean_nll);
   if (keep_token_nll) r.token_nll = at::cat(parts, 0);

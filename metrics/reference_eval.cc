@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "metrics/block_stream.h"
 #include "metrics/model_compare.h"
 
 namespace pc {
@@ -34,6 +35,8 @@ ReferenceEvalResult EvaluateAgainstReference(Model& model, const at::Tensor& win
   if (in == nullptr) {
     LoadOptions lo;
     lo.dtype = o.dtype;
+    lo.load_blocks = false;  // streamed block by block beside the model
+    lo.load_head = false;    // loaded for the head pass
     ref = Model::Load(o.reference_dir, lo);
     CheckSameArchitecture(*ref, model, ref_name, o.model_name);
     if (!o.cache.dir.empty() && CacheHasRoom(o.cache, "logits", W * T * layout.BytesPerToken())) {
@@ -44,18 +47,33 @@ ReferenceEvalResult EvaluateAgainstReference(Model& model, const at::Tensor& win
   DownstreamAccumulator acc;
   std::vector<at::Tensor> nll, nll_ref, kl, top1;
   at::NoGradGuard no_grad;
-  Progress progress("eval", W, "windows");
-  for (int64_t w0 = 0; w0 < W; w0 += batch) {
-    const int64_t n = std::min(batch, W - w0);
-    at::Tensor tokens = windows.narrow(0, w0, n).contiguous();
+  // The model and the reference block by block in lockstep (metrics/block_stream.h): block l of
+  // each resident, every window's residual stream of both kept.
+  BlockStream ms(model, windows, batch);
+  std::unique_ptr<BlockStream> rs = ref != nullptr ? std::make_unique<BlockStream>(*ref, windows, batch) : nullptr;
+  Progress progress("eval", model.num_layers() + 1, "blocks");
+  ms.Embed(o.release_embeddings);
+  if (rs != nullptr) rs->Embed(/*release=*/true);  // loaded here, used once
+  for (int l = 0; l < model.num_layers(); ++l) {
+    BlockHold hold(model, l);
+    ms.Advance(l);
+    if (rs != nullptr) {
+      BlockHold ref_hold(*ref, l);
+      rs->Advance(l);
+    }
+    progress.Add(1);
+  }
+  for (int64_t b = 0; b < ms.batches(); ++b) {
+    const int64_t w0 = ms.first(b), n = ms.count(b);
+    at::Tensor tokens = ms.tokens(b);
     at::Tensor ref_logits;
     if (in != nullptr) {
       ref_logits = in->Read(0, w0, n);
     } else {
-      ref_logits = ref->Forward(tokens);
+      ref_logits = rs->Logits(b);
       if (out != nullptr) out->Write(0, w0, ref_logits);
     }
-    TokenLogitStats s = CompareLogits(ref_logits, model.Forward(tokens), tokens);
+    TokenLogitStats s = CompareLogits(ref_logits, ms.Logits(b), tokens);
     acc.Add(s);
     if (o.keep_per_token) {
       nll.push_back(s.nll);
@@ -63,8 +81,8 @@ ReferenceEvalResult EvaluateAgainstReference(Model& model, const at::Tensor& win
       kl.push_back(s.kl);
       top1.push_back(s.top1);
     }
-    progress.Add(n);
   }
+  progress.Add(1);
   progress.Finish();
   if (out != nullptr) {
     out->Commit();

@@ -24,6 +24,7 @@ struct ReferenceEvalOptions {
   CacheOptions cache;                 // dir "" : no cache
   std::string text_sha256;
   std::string model_name = "model";   // for messages
+  bool release_embeddings = false;    // the model is not run again: as MeasureOptions::release_embeddings
 };
 
 struct ReferenceEvalResult {

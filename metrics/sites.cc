@@ -1,6 +1,7 @@
 #include "metrics/sites.h"
 
 #include "core/error.h"
+#include "model/sizes.h"
 
 namespace pc {
 
@@ -47,16 +48,17 @@ SiteIndex::SiteIndex(const Model& model) {
     }
   };
   for (int l = 0; l < model.num_layers(); ++l) {
-    const Block& b = model.block(l);
-    PC_ASSERT(b.loaded, "site index: block ", l, " is not loaded");
-    for (size_t i = 0; i < b.linears.size(); ++i) {
+    // The block's linears as Model::LoadBlock makes them (the ArchSpec's order), from the config:
+    // the index is built before any block is loaded.
+    const std::vector<LinearSpec>& linears = model.arch().linears;
+    for (size_t i = 0; i < linears.size(); ++i) {
       SiteEntry e;
-      e.name = b.linears[i].name;
+      e.name = ExpandName(linears[i].name.hf, l);
       e.type = SiteType::kLinear;
       e.layer = l;
       e.index = static_cast<int>(i);
-      e.role = b.linears[i].role;
-      e.dim = b.linears[i].out_features();
+      e.role = linears[i].role;
+      e.dim = BlockLinearDims(c, linears[i].role).out;
       add(e);
     }
     const std::string prefix = "layers." + std::to_string(l) + ".";

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -10,6 +12,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/tensor_util.h"
+#include "model/attention.h"
 #include "model/rope.h"
 #include "model/sizes.h"
 
@@ -424,7 +427,33 @@ at::Tensor Activate(Act act, const at::Tensor& x) {
   }
   return x;
 }
+
+std::atomic<int64_t> g_attention_chunk_bytes{kAttentionChunkBytes};
+
+// Additive causal mask (n, S) for queries at `qpos` (n,) over keys 0 .. S−1: 0 where a key may be
+// seen (key ≤ query, and within `window` positions when window > 0), −inf elsewhere.
+at::Tensor AttentionMask(const at::Tensor& qpos, int64_t S, int64_t window, at::ScalarType dtype) {
+  const int64_t n = qpos.size(0);
+  at::Tensor q = qpos.view({n, 1}), kpos = at::arange(0, S, at::kLong).view({1, S});
+  at::Tensor allowed = kpos <= q;
+  if (window > 0) allowed = allowed.logical_and(kpos > q - window);
+  at::Tensor mask = at::zeros({n, S}, at::TensorOptions().dtype(dtype));
+  mask.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+  return mask;
+}
+
+// Softmax over the keys, in float32 for a lower-precision compute dtype.
+at::Tensor Softmax(const at::Tensor& scores) {
+  return scores.scalar_type() == at::kFloat ? at::softmax(scores, -1)
+                                             : at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+}
 }  // namespace
+
+void SetAttentionChunkBytes(int64_t bytes) {
+  PC_ASSERT(bytes > 0, "attention chunk bytes must be positive");
+  g_attention_chunk_bytes = bytes;
+}
+int64_t AttentionChunkBytes() { return g_attention_chunk_bytes; }
 
 at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx) {
   const ModelConfig& c = config_;
@@ -477,26 +506,43 @@ at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx)
   double scale = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(hd)) : 1.0;
   if (c.scale_attn_by_layer) scale /= static_cast<double>(layer + 1);  // GPT-2 scale_attn_by_inverse_layer_idx
   const int64_t g = H / KV;
-  // Query heads grouped by their key/value head: (B, KV, g*T, hd); no copies of k and v.
-  at::Tensor qg = q.reshape({B, KV, g * T, hd});
-  at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).mul_(scale).view({B, KV, g, T, S});
-  int64_t window = c.UsesWindow(layer) ? c.sliding_window : 0;
-  auto mit = ctx.masks.find(window);
-  if (mit == ctx.masks.end()) {
-    at::Tensor qpos = ctx.positions.view({T, 1}), kpos = at::arange(0, S, at::kLong).view({1, S});
-    at::Tensor allowed = kpos <= qpos;
-    if (window > 0) allowed = allowed.logical_and(kpos > qpos - window);
-    at::Tensor mask = at::zeros({T, S}, at::TensorOptions().dtype(scores.scalar_type()));
-    mask.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-    mit = ctx.masks.emplace(window, mask).first;
-  }
-  scores.add_(mit->second);
-  at::Tensor probs = scores.scalar_type() == at::kFloat ? at::softmax(scores, -1)
-                                                         : at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
-  at::Tensor attn = at::matmul(probs.view({B, KV, g * T, S}), v).view({B, H, T, hd});
-  if (ctx.hooks != nullptr && ctx.hooks->WantsAttention(layer)) {
-    at::Tensor v_heads = v.unsqueeze(2).expand({B, KV, g, S, hd}).reshape({B, H, S, hd});
-    attn = ctx.hooks->AttentionContext(layer, probs.view({B, H, T, S}), v_heads, attn);
+  const int64_t window = c.UsesWindow(layer) ? c.sliding_window : 0;
+  const bool probe = ctx.hooks != nullptr && ctx.hooks->WantsAttention(layer);  // needs the whole probs
+  // Queries per chunk so that one chunk's scores (B, H, chunk, S) float32 stay under
+  // AttentionChunkBytes() (model/attention.h); a window that fits is one chunk (the whole matrix).
+  const int64_t row_bytes = std::max<int64_t>(1, B * H * S * static_cast<int64_t>(sizeof(float)));
+  const int64_t chunk = probe ? T : std::clamp<int64_t>(AttentionChunkBytes() / row_bytes, 1, T);
+  at::Tensor attn;  // (B, H, T, hd)
+  if (chunk >= T) {
+    // Query heads grouped by their key/value head: (B, KV, g*T, hd); no copies of k and v.
+    at::Tensor qg = q.reshape({B, KV, g * T, hd});
+    at::Tensor scores = at::matmul(qg, k.transpose(-1, -2)).mul_(scale).view({B, KV, g, T, S});
+    auto mit = ctx.masks.find(window);
+    if (mit == ctx.masks.end()) {
+      mit = ctx.masks.emplace(window, AttentionMask(ctx.positions, S, window, scores.scalar_type())).first;
+    }
+    scores.add_(mit->second);
+    at::Tensor probs = Softmax(scores);
+    attn = at::matmul(probs.view({B, KV, g * T, S}), v).view({B, H, T, hd});
+    if (probe) {
+      at::Tensor v_heads = v.unsqueeze(2).expand({B, KV, g, S, hd}).reshape({B, H, S, hd});
+      attn = ctx.hooks->AttentionContext(layer, probs.view({B, H, T, S}), v_heads, attn);
+    }
+  } else {
+    // Query-chunked: softmax(q_c kᵀ) v for `chunk` queries at a time, over the keys a query of the
+    // chunk may see (the causal limit: key positions up to the chunk's last query position); each
+    // chunk's mask is built from its positions. Memory grows linearly with T.
+    std::vector<at::Tensor> parts;
+    for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+      const int64_t n = std::min(chunk, T - t0);
+      const int64_t keys = ctx.start + t0 + n;  // keys 0 .. keys−1 (causal)
+      at::Tensor kc = k.narrow(2, 0, keys), vc = v.narrow(2, 0, keys);
+      at::Tensor qg = q.narrow(2, t0, n).reshape({B, KV, g * n, hd});
+      at::Tensor scores = at::matmul(qg, kc.transpose(-1, -2)).mul_(scale).view({B, KV, g, n, keys});
+      scores.add_(AttentionMask(ctx.positions.narrow(0, t0, n), keys, window, scores.scalar_type()));
+      parts.push_back(at::matmul(Softmax(scores).view({B, KV, g * n, keys}), vc).view({B, H, n, hd}));
+    }
+    attn = at::cat(parts, 2);
   }
   at::Tensor out = attn.transpose(1, 2).reshape({B, T, H * hd});
   return ApplyLinear(b, b.index_of[int(Role::kO)], out, ctx);

@@ -1,12 +1,16 @@
 #include "recipes/memory_estimate.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <map>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "model/arch.h"
+#include "model/attention.h"
 #include "model/sizes.h"
 
 namespace pc::recipes {
@@ -87,6 +91,13 @@ double TopParams(const ModelConfig& c) {
   return n + 2.0 * c.hidden;
 }
 
+// The weights a block-by-block run holds at once for one model (metrics/block_stream.h): one block
+// beside the embedding, or, when the run frees the embedding once the windows are embedded and
+// loads the untied head after the blocks (`release`), beside the larger of the two.
+double StreamedParams(const ModelConfig& c, bool release) {
+  const double embedding = TopParams(c) - HeadParams(c);
+  return (release ? std::max(embedding, HeadParams(c)) : TopParams(c)) + BlockParams(c);
+}
 // Every weight of the model: the top-level tensors and all blocks.
 double ModelParams(const ModelConfig& c) { return TopParams(c) + c.layers * BlockParams(c); }
 
@@ -97,9 +108,13 @@ double ModelParams(const ModelConfig& c) { return TopParams(c) + c.layers * Bloc
 double ResidentPerParam(int compute, int disk) { return compute + (compute != disk ? disk : 0); }
 
 // The widest intermediate of a forward over `seq_len` tokens, per token: the MLP, the attention
-// scores of all heads, or q/k/v together.
-int64_t WidestPerToken(const ModelConfig& c, int64_t seq_len) {
-  return std::max({c.intermediate, c.heads * seq_len, 3 * c.hidden});
+// scores of all heads, or q/k/v together. The scores of a forward over `tokens` tokens are
+// computed by chunks of queries of at most kAttentionChunkBytes (model/attention.h), so their
+// share per token is capped at kAttentionChunkBytes / (4 · tokens).
+int64_t WidestPerToken(const ModelConfig& c, int64_t seq_len, double tokens) {
+  const double chunk_cap = static_cast<double>(kAttentionChunkBytes) / (kF32 * std::max(1.0, tokens));
+  const int64_t scores = std::min<int64_t>(c.heads * seq_len, std::max<int64_t>(1, static_cast<int64_t>(chunk_cap)));
+  return std::max({c.intermediate, scores, 3 * c.hidden});
 }
 
 enum class Stats { kNone, kVectors, kAwq, kGramSequential, kGram, kOuter };
@@ -268,7 +283,9 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   e.Add("calibration text", T * kI64);
   const int64_t mb = o.micro_batch > 0 ? o.micro_batch : DefaultMicroBatch(c, o.seq_len);
   e.Add("micro-batch intermediates",
-        static_cast<double>(std::min<int64_t>(mb, o.samples)) * L * WidestPerToken(c, o.seq_len) * kF32 * kMicroBatchLive);
+        static_cast<double>(std::min<int64_t>(mb, o.samples)) * L *
+            WidestPerToken(c, o.seq_len, static_cast<double>(std::min<int64_t>(mb, o.samples)) * L) * kF32 *
+            kMicroBatchLive);
   // The original inputs of the compressed linears on the logging windows, and the transformed
   // ones when a method transforms the block (compress/engine.cc CaptureHooks).
   e.Add("logged-error captures", static_cast<double>(std::min(o.log_windows, o.samples)) * L *
@@ -296,7 +313,8 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
     double inputs = 0;
     for (const auto& l : ls) inputs += static_cast<double>(l.in);
     e.Add("statistics pass", static_cast<double>(std::min<int64_t>(mb, o.samples)) * L *
-                                 (2 * inputs + WidestPerToken(c, o.seq_len) * kMicroBatchLive) * kF32);
+                                 (2 * inputs + WidestPerToken(c, o.seq_len, static_cast<double>(std::min<int64_t>(mb, o.samples)) * L) *
+                                                   kMicroBatchLive) * kF32);
   }
   Max(e, setup, &e);
   Max(e, head, &e);
@@ -324,25 +342,32 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
 
 MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: evaluation needs windows and tokens");
-  const double model_bytes = ModelParams(c) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
-  const double batch_tokens = EvalBatchTokens(c, o);
+  const double per_param = ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  // Perplexity and the reference comparison run block by block (metrics/block_stream.h): the
+  // embedding, the head and one block of each model, and every window's residual stream of each.
+  const double streamed_bytes = StreamedParams(c, o.release_embeddings) * per_param;
+  const double batch_tokens = EvalBatchTokens(c, o), tokens = static_cast<double>(o.windows) * o.seq_len;
+  const double models = o.reference ? 2 : 1;
   MemoryEstimate e;
   e.what = "eval";
   e.Add("process", kOverhead);
-  e.Add("model weights", model_bytes);
-  if (o.reference) e.Add("reference weights", model_bytes);
+  // Minimal pairs, of many lengths, run the whole forward: the model is loaded whole.
+  e.Add("model weights", o.pair_tokens > 0 ? ModelParams(c) * per_param : streamed_bytes);
+  if (o.reference) e.Add("reference weights", streamed_bytes);
+  e.Add("residual streams of every window", models * tokens * c.hidden * o.compute_bytes);
   e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * (o.reference ? kReferenceLogits : kEvalLogits));
   e.Add("activations of one batch",
-        batch_tokens * WidestPerToken(c, o.seq_len) * kF32 * kActivationsLive * (o.reference ? 2 : 1));
-  e.Add("per-token values", o.per_token ? static_cast<double>(o.windows) * o.seq_len * 4 * kF64 : 0);
-  e.Add("evaluation text", static_cast<double>(o.text_bytes) * kTextFactor + static_cast<double>(o.windows) * o.seq_len * kI64);
+        batch_tokens * WidestPerToken(c, o.seq_len, batch_tokens) * kF32 * kActivationsLive * models);
+  e.Add("per-token values", o.per_token ? tokens * 4 * kF64 : 0);
+  e.Add("evaluation text", static_cast<double>(o.text_bytes) * kTextFactor + tokens * kI64);
   if (o.pair_tokens > 0) {
     MemoryEstimate p = e;
     p.terms.erase(std::remove_if(p.terms.begin(), p.terms.end(),
                                  [](const MemoryTerm& t) { return t.name.find("one batch") != std::string::npos; }),
                   p.terms.end());
-    p.Add("minimal-pair logits", static_cast<double>(o.pair_tokens) * c.vocab_size * kF32 * kEvalLogits);
-    p.Add("minimal-pair activations", static_cast<double>(o.pair_tokens) * WidestPerToken(c, 64) * kF32 * kActivationsLive);
+    const double pair_tokens = static_cast<double>(o.pair_tokens);
+    p.Add("minimal-pair logits", pair_tokens * c.vocab_size * kF32 * kEvalLogits);
+    p.Add("minimal-pair activations", pair_tokens * WidestPerToken(c, 64, pair_tokens) * kF32 * kActivationsLive);
     Max(e, p, &e);
   }
   return e;
@@ -350,16 +375,21 @@ MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
 
 MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: measuring needs windows and tokens");
-  const double model_bytes = ModelParams(c) * ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const double per_param = ResidentPerParam(o.compute_bytes, o.disk_bytes);
   const double batch_tokens = EvalBatchTokens(c, o), tokens = static_cast<double>(o.windows) * o.seq_len;
   const double entries = 2.0 * 2.0 * (2.0 * c.layers + 2);  // both kinds, both frames, two sites per layer + head
+  double block_outputs = 4.0 * c.hidden;  // the reference's site tensors of one block, per token
+  for (const auto& l : BlockLinears(c)) block_outputs += static_cast<double>(l.out);
   MemoryEstimate e;
   e.what = "measure";
   e.Add("process", kOverhead);
-  e.Add("reference and compressed weights", 2 * model_bytes);
+  // Both models block by block in lockstep (metrics/measure.h): the embedding, the head and one
+  // block of each, every window's residual stream of each.
+  e.Add("reference and compressed weights", 2 * StreamedParams(c, o.release_embeddings) * per_param);
+  e.Add("residual streams of every window", 2 * tokens * c.hidden * o.compute_bytes);
   e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * kMeasureLogits);
-  e.Add("activations of one batch", batch_tokens * WidestPerToken(c, o.seq_len) * kF32 * kActivationsLive * 2 +
-                                        batch_tokens * c.hidden * kF32 * 2 * (c.layers + 1));
+  e.Add("activations of one batch", batch_tokens * WidestPerToken(c, o.seq_len, batch_tokens) * kF32 * kActivationsLive * 2 +
+                                        batch_tokens * block_outputs * kF32);
   e.Add("per-token statistics", tokens * entries * (o.per_token ? 41 : 12));
   e.Add("evaluation text", static_cast<double>(o.text_bytes) * kTextFactor + tokens * kI64);
   return e;
@@ -368,7 +398,10 @@ MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o)
 MemoryEstimate EstimateSweep(const ModelConfig& c, const std::vector<CompressMemoryOptions>& runs,
                              const EvalMemoryOptions& eval) {
   EvalMemoryOptions ev = eval;
-  const double reference = ModelParams(c) * ResidentPerParam(4, ev.disk_bytes);
+  ev.release_embeddings = false;  // the sweep runs its reference again for the next run
+  // The sweep holds its reference through the runs: streamed (the embedding and head; measure
+  // loads one block at a time), or whole when minimal pairs need its whole forward.
+  const double reference = (ev.pair_tokens > 0 ? ModelParams(c) : TopParams(c)) * ResidentPerParam(4, ev.disk_bytes);
   ev.compute_bytes = 4;
   MemoryEstimate best = EstimateMeasure(c, ev);
   for (const auto& r : runs) {
@@ -390,6 +423,44 @@ void CheckMemoryLimit(const MemoryEstimate& e, int64_t limit_bytes, const std::s
   if (e.Total() <= static_cast<double>(limit_bytes)) return;
   PC_THROW(e.Describe(), " exceeds ", option, " ", HumanBytes(static_cast<double>(limit_bytes)),
            "; nothing was done", hint.empty() ? "" : "; " + hint);
+}
+
+int64_t ParseMemAvailable(const std::string& meminfo) {
+  for (size_t pos = 0; pos < meminfo.size();) {
+    size_t end = meminfo.find('\n', pos);
+    if (end == std::string::npos) end = meminfo.size();
+    const std::string line = meminfo.substr(pos, end - pos);
+    pos = end + 1;
+    if (!StartsWith(line, "MemAvailable:")) continue;
+    // "MemAvailable:   19876543 kB"
+    long long kib = 0;
+    char unit[8] = {};
+    if (std::sscanf(line.c_str() + 13, "%lld %7s", &kib, unit) == 2 && std::string(unit) == "kB" && kib >= 0) {
+      return static_cast<int64_t>(kib) * 1024;
+    }
+    return -1;
+  }
+  return -1;
+}
+
+int64_t AvailableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  if (!in) return -1;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseMemAvailable(ss.str());
+}
+
+void CheckMemoryFits(const MemoryEstimate& e, int64_t limit_bytes, const std::string& hint) {
+  if (limit_bytes > 0) {
+    CheckMemoryLimit(e, limit_bytes, "--max-memory", hint + ", or raise --max-memory");
+    return;
+  }
+  const int64_t available = AvailableMemoryBytes();
+  if (available < 0 || e.Total() <= static_cast<double>(available)) return;
+  PC_THROW(e.Describe(), " exceeds the memory available now (MemAvailable ", HumanBytes(static_cast<double>(available)),
+           " in /proc/meminfo); nothing was done; ", hint,
+           ", or free memory (--max-memory SIZE sets the limit instead of the available memory)");
 }
 
 }  // namespace pc::recipes

@@ -11,9 +11,14 @@
 //             their working copies for gptq/sparsegpt; AWQ's captured block and module inputs)
 //             + the logging windows' captures + one micro-batch of intermediates + a fixed
 //             process overhead (LibTorch, allocator, code);
-//   eval/measure: the model(s) (compute copy and checkpoint pages) + one batch's logits and
-//             their log-softmax/KL temporaries + one batch's activations + fixed overhead;
-//   sweep:    the reference model held through the runs + the largest of its stages.
+//   eval/measure: block by block (metrics/block_stream.h): one block and the larger of the
+//             embedding and the head of each model (the embedding is freed before the blocks, the
+//             head loaded after them; compute copy and checkpoint pages; the whole model when
+//             minimal pairs run) + every window's residual stream of each model + one batch's logits and their
+//             log-softmax/KL temporaries + one batch's activations (attention scores capped at
+//             the query-chunk size, model/attention.h) + fixed overhead;
+//   sweep:    the reference held through the runs (embedding and head; whole with minimal pairs)
+//             + the largest of its stages.
 // bench/compress/memory_bench.cc checks it against measured peaks (docs/PERFORMANCE.md).
 #pragma once
 
@@ -76,6 +81,9 @@ struct EvalMemoryOptions {
   bool per_token = false;   // values of every token kept
   int64_t text_bytes = 0;   // size of the evaluation text file
   int64_t pair_tokens = 0;  // minimal pairs: padded tokens per forward (0: none)
+  // The models run once (eval, measure): each embedding is freed after the windows are embedded
+  // and the untied head loaded after the blocks (MeasureOptions::release_embeddings).
+  bool release_embeddings = true;
 };
 MemoryEstimate EstimateEval(const ModelConfig& config, const EvalMemoryOptions& o);
 // measure: the reference and the compressed model, both compared site by site.
@@ -89,5 +97,13 @@ MemoryEstimate EstimateSweep(const ModelConfig& config, const std::vector<Compre
 // nothing was done; <hint>" (the command names itself in front). `hint` says what to reduce.
 void CheckMemoryLimit(const MemoryEstimate& e, int64_t limit_bytes, const std::string& option,
                       const std::string& hint);
+// MemAvailable of /proc/meminfo in bytes (the kernel's estimate of what can be allocated without
+// swapping); -1 when unknown. ParseMemAvailable reads it from the file's text.
+int64_t AvailableMemoryBytes();
+int64_t ParseMemAvailable(const std::string& meminfo);
+// The check every command that can exceed the machine's memory runs before any work: against
+// `limit_bytes` (--max-memory) when it is positive, else against AvailableMemoryBytes() (skipped
+// when unknown). Throws with the estimate, the limit and `hint` (what to reduce).
+void CheckMemoryFits(const MemoryEstimate& e, int64_t limit_bytes, const std::string& hint);
 
 }  // namespace pc::recipes

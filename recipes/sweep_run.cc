@@ -299,7 +299,10 @@ RunOutcome RunOne(SweepContext& c, size_t index, Progress& progress, const std::
 
   stage("measure");
   auto t = std::chrono::steady_clock::now();
-  auto model = Model::Load(model_dir);
+  // Measured block by block (metrics/measure.h); minimal pairs need the whole forward.
+  LoadOptions lo;
+  lo.load_blocks = !c.in.pairs.empty();
+  auto model = Model::Load(model_dir, lo);
   MeasureOptions mo;
   mo.batch = c.o.batch;
   mo.per_token = c.o.per_token;
@@ -577,7 +580,9 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   std::unique_ptr<Model> reference;
   std::unique_ptr<Tokenizer> tokenizer;
   if (!todo.empty() || !reference_ok) {
-    reference = Model::Load(in.model_dir);
+    LoadOptions lo;
+    lo.load_blocks = !in.pairs.empty();  // streamed block by block unless minimal pairs need the whole forward
+    reference = Model::Load(in.model_dir, lo);
     tokenizer = LoadTokenizer(in.model_dir);
     c.reference = reference.get();
     c.tokenizer = tokenizer.get();

@@ -138,14 +138,15 @@ int RunEval(const std::vector<std::string>& args) {
     eo.pair_tokens = pairs.empty() ? 0 : std::max(pair_batch_tokens, longest_pair);
     const recipes::MemoryEstimate memory = recipes::EstimateEval(config, eo);
     log::Verbose("eval", memory.Describe(8));
-    if (memory_limit > 0) {
-      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
-                                "reduce --batch or --pair-batch-tokens, or raise --max-memory");
-    }
+    recipes::CheckMemoryFits(memory, memory_limit, "reduce --batch, --max-windows or --pair-batch-tokens, or use --dtype bf16");
   }
 
   nlohmann::json j;
   std::unique_ptr<Model> model;
+  // Perplexity and the comparison with the reference run block by block (metrics/block_stream.h);
+  // minimal pairs, of many lengths, run the whole forward and need every block resident.
+  mo.load_blocks = !pairs.empty();
+  mo.load_head = !pairs.empty();
   if (tw || !pairs.empty()) model = LoadModel(mo);
   PerplexityResult ppl;
   std::optional<ReferenceEvalResult> vs;
@@ -159,10 +160,12 @@ int RunEval(const std::vector<std::string>& args) {
       eo.cache = ToCacheOptions(cache);
       eo.text_sha256 = tw->text.sha256;
       eo.model_name = "model '" + mo.model + "'";
+      eo.release_embeddings = pairs.empty();  // the models run once: embeddings, blocks, heads in turn
       vs = EvaluateAgainstReference(*model, tw->windows.tokens, eo);
       ppl = vs->model;
     } else {
-      ppl = EvaluatePerplexity(*model, tw->windows.tokens, batch, /*keep_token_nll=*/ro.has_value());
+      ppl = EvaluatePerplexity(*model, tw->windows.tokens, batch, /*keep_token_nll=*/ro.has_value(),
+                               /*release_embedding=*/pairs.empty());
     }
     j = {{"ppl", ppl.ppl},
          {"mean_nll", ppl.mean_nll},

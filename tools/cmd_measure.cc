@@ -96,7 +96,11 @@ int RunMeasure(const std::vector<std::string>& args) {
   mo.reference_name = "reference '" + reference + "'";
   mo.compressed_name = "compressed '" + compressed + "'";
 
-  ModelOptions ref_opts{reference, dtype}, comp_opts{compressed, dtype};
+  // Both models stay in their checkpoints and are measured block by block (metrics/measure.h):
+  // embeddings first (then freed), one block of each, the heads last.
+  ModelOptions ref_opts{reference, dtype, /*load_blocks=*/false, /*load_head=*/false};
+  ModelOptions comp_opts{compressed, dtype, /*load_blocks=*/false, /*load_head=*/false};
+  mo.release_embeddings = true;
   const ModelConfig ref_config = LoadModelConfig(reference);
   CheckSameConfig(ref_config, LoadModelConfig(compressed), mo.reference_name, mo.compressed_name);
   CheckSameTokenizer(compressed, "compressed model", reference, text_path);
@@ -112,10 +116,7 @@ int RunMeasure(const std::vector<std::string>& args) {
     eo.text_bytes = fs::FileSize(text_path);
     const recipes::MemoryEstimate memory = recipes::EstimateMeasure(ref_config, eo);
     log::Verbose("measure", memory.Describe(8));
-    if (memory_limit > 0) {
-      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
-                                "reduce --batch (windows per forward), or raise --max-memory");
-    }
+    recipes::CheckMemoryFits(memory, memory_limit, "reduce --batch (windows per forward) or --max-windows, or use --dtype bf16");
   }
   auto ref = LoadModel(ref_opts);
   auto comp = LoadModel(comp_opts);

@@ -203,10 +203,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     eo.pair_tokens = in.pairs.empty() ? 0 : std::max<int64_t>(8192, longest_pair);
     const recipes::MemoryEstimate memory = recipes::EstimateSweep(config, runs, eo);
     log::Verbose("sweep", memory.Describe(8));
-    if (memory_limit > 0) {
-      recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
-                                "reduce --calib-samples, --calib-seq-len, --max-windows or --batch, or raise --max-memory");
-    }
+    recipes::CheckMemoryFits(memory, memory_limit, "reduce --calib-samples, --calib-seq-len, --max-windows or --batch");
   }
 
   so.out = out;

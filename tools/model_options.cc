@@ -19,6 +19,8 @@ std::unique_ptr<Model> LoadModel(const ModelOptions& opts) {
   LoadOptions lo;
   lo.dtype = ParseDType(opts.dtype);
   PC_CHECK(lo.dtype != at::kHalf, "--dtype f16 is not supported for computing on this CPU (use f32 or bf16)");
+  lo.load_blocks = opts.load_blocks;
+  lo.load_head = opts.load_head;
   return Model::Load(opts.model, lo);
 }
 

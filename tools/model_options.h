@@ -13,6 +13,8 @@ namespace pc::cli {
 struct ModelOptions {
   std::string model;
   std::string dtype = "f32";
+  bool load_blocks = true;  // false: blocks stay in the checkpoint for a block-by-block run (metrics/block_stream.h)
+  bool load_head = true;    // false: an untied head stays in the checkpoint until it is needed
 };
 
 // --model DIR (required unless `required` is false), --dtype.

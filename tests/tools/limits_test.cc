@@ -163,18 +163,27 @@ TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal messag
   e.seq_len = 512;
   e.disk_bytes = 2;
   const r::MemoryEstimate eval = r::EstimateEval(c, e);
-  const double params = 2.0 * 50304 * 768 + 2 * 768 +
-                        12 * (2304.0 * 769 + 768.0 * 769 + 3072.0 * 769 + 768.0 * 3073 + 4 * 768);
-  CHECK(Term(eval, "model weights") == params * 6);  // float32 copy + bf16 pages
+  const double top = 2.0 * 50304 * 768 + 2 * 768, block = 2304.0 * 769 + 768.0 * 769 + 3072.0 * 769 + 768.0 * 3073 + 4 * 768;
+  const double params = top + 12 * block;
+  const double embedding = top - 50304.0 * 768;  // the head is as large: freed embedding, then the head
+  // Streamed block by block: the embedding (or the head) and one block resident (float32 copy + bf16 pages).
+  CHECK(Term(eval, "model weights") == (embedding + block) * 6);
+  CHECK(Term(eval, "residual streams of every window") == 4.0 * 512 * 768 * 4);
   CHECK(Term(eval, "logits of one batch") == 2.0 * 512 * 50304 * 4 * 4);  // 2 windows per batch
   e.reference = true;
-  CHECK(Term(r::EstimateEval(c, e), "reference weights") == params * 6);
+  CHECK(Term(r::EstimateEval(c, e), "reference weights") == (embedding + block) * 6);
+  CHECK(Term(r::EstimateEval(c, e), "residual streams of every window") == 2 * 4.0 * 512 * 768 * 4);
   e.reference = false;
   e.pair_tokens = 8192;
   CHECK(Term(r::EstimateEval(c, e), "minimal-pair logits") == 8192.0 * 50304 * 4 * 4);
+  CHECK(Term(r::EstimateEval(c, e), "model weights") == params * 6);  // minimal pairs: the whole model
   e.pair_tokens = 0;
   const r::MemoryEstimate measure = r::EstimateMeasure(c, e);
-  CHECK(Term(measure, "reference and compressed weights") == 2 * params * 6);
+  CHECK(Term(measure, "reference and compressed weights") == 2 * (embedding + block) * 6);
+  e.release_embeddings = false;  // as a sweep measures: embeddings and heads kept
+  CHECK(Term(r::EstimateMeasure(c, e), "reference and compressed weights") == 2 * (top + block) * 6);
+  e.release_embeddings = true;
+  CHECK(Term(measure, "residual streams of every window") == 2 * 4.0 * 512 * 768 * 4);
   const r::MemoryEstimate sweep = r::EstimateSweep(c, {o}, e);
   CHECK(sweep.what == "sweep");
   CHECK(sweep.Total() >= measure.Total());
@@ -185,6 +194,21 @@ TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal messag
   CHECK_THROWS_WITH(r::CheckMemoryLimit(both, kGiB, "--max-memory", "reduce --calib-samples"),
                     Contains("estimated peak ") && Contains(" GiB (") && Contains("AWQ captured inputs ") &&
                         Contains("exceeds --max-memory 1.0 GiB; nothing was done; reduce --calib-samples"));
+  // Without --max-memory, the machine's available memory is the limit (/proc/meminfo MemAvailable).
+  CHECK(r::ParseMemAvailable("MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   19876543 kB\n") ==
+        19876543LL * 1024);
+  CHECK(r::ParseMemAvailable("MemTotal: 1 kB\n") == -1);
+  CHECK(r::ParseMemAvailable("MemAvailable: many\n") == -1);
+  r::MemoryEstimate huge;
+  huge.what = "measure";
+  huge.Add("reference and compressed weights", 1e18);
+  if (r::AvailableMemoryBytes() > 0) {
+    CHECK_THROWS_WITH(r::CheckMemoryFits(huge, 0, "reduce --batch"),
+                      Contains("exceeds the memory available now (MemAvailable ") &&
+                          Contains("nothing was done; reduce --batch, or free memory"));
+  }
+  CHECK_THROWS_WITH(r::CheckMemoryFits(huge, kGiB, "reduce --batch"),
+                    Contains("exceeds --max-memory 1.0 GiB; nothing was done; reduce --batch, or raise --max-memory"));
   r::MemoryEstimate m;
   m.what = "x";
   for (int i = 0; i < 7; ++i) m.Add("term" + std::to_string(i), (i + 1) * kMiB);
