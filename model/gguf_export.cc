@@ -148,7 +148,9 @@ void WriteGguf(Model& model, const std::string& path, const GgufWriteOptions& op
 
   // Metadata: the architecture, the config through the reader's key list, the tokenizer.
   w.AddMetadata("general.architecture", GgufString(arch));
-  w.AddMetadata("general.name", GgufString(fs::Basename(model.source_dir())));
+  std::string name = fs::Basename(model.source_dir());
+  if (const size_t tmp = name.find(".tmp-"); tmp != std::string::npos) name.resize(tmp);  // a staged folder (compress)
+  w.AddMetadata("general.name", GgufString(name));
   GgmlType main_type = options.outtype;
   if (options.codec != nullptr && !options.codec->types.empty()) main_type = options.codec->types.begin()->second;
   w.AddMetadata("general.file_type", GgufU32(FileType(main_type)));

@@ -397,7 +397,7 @@ std::vector<std::pair<std::string, GgufValue>> GgufTokenizerMetadata(const std::
   };
   const int64_t bos = id_for("bos_token", config_bos), eos = id_for("eos_token", config_eos);
   const int64_t unk = id_for("unk_token", -1), pad = id_for("pad_token", -1);
-  if (unk >= 0 && types[unk] == 1) types[unk] = 2;
+  if (unk >= 0) types[unk] = 2;  // llama.cpp: unk is UNKNOWN, not CONTROL
   bool add_bos = false;
   if (tc.contains("add_bos_token") && tc["add_bos_token"].is_boolean()) {
     add_bos = tc["add_bos_token"].get<bool>();

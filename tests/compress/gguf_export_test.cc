@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "model/gguf_quants.h"
 #include "model/gguf_writer.h"
 #include "model/model.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/test_support.h"
 
 using Catch::Matchers::Contains;
@@ -191,7 +193,84 @@ double MaxDiff(pc::Model& a, pc::Model& b, double* max_abs) {
   return worst;
 }
 
+bool HaveLlamaCpp() {
+  static int have = -1;
+  if (have < 0) {
+    have = !pc::test::RefPython().empty() &&
+           pc::test::Run(Sh(pc::test::RefPython()) + " -c 'import llama_cpp'").exit_code == 0;
+  }
+  return have == 1;
+}
+
+struct LogitDiff {
+  double max_abs = 0, nll_ours = 0, nll_llama = 0;
+};
+
+// llama.cpp's logits on `file` (tests/reference/gguf_llamacpp.py) against perpcomp's forward of
+// `model` on the same ids, and the mean next-token NLL of both.
+LogitDiff CompareWithLlamaCpp(const std::string& file, pc::Model& model, const std::vector<int64_t>& ids,
+                              const std::string& tmp) {
+  const std::string toks = tmp + ".tokens", lf = tmp + ".f32";
+  {
+    std::ofstream o(toks);
+    for (int64_t id : ids) o << id << " ";
+  }
+  pc::test::RunResult l =
+      pc::test::RunRefPython("tests/reference/gguf_llamacpp.py", "logits " + Sh(file) + " " + Sh(toks) + " " + Sh(lf));
+  INFO(l.err);
+  REQUIRE(l.exit_code == 0);
+  const std::string raw = pc::fs::ReadFile(lf);
+  const int64_t n = static_cast<int64_t>(ids.size()), vocab = model.config().vocab_size;
+  REQUIRE(raw.size() == static_cast<size_t>(n * vocab * 4));
+  at::Tensor ll = at::empty({n, vocab}, at::kFloat);
+  std::memcpy(ll.data_ptr(), raw.data(), raw.size());
+  at::Tensor ours = model.Forward(at::tensor(ids, at::kLong).unsqueeze(0))[0].to(at::kFloat);
+  at::Tensor tgt = at::tensor(std::vector<int64_t>(ids.begin() + 1, ids.end()), at::kLong);
+  auto nll = [&](const at::Tensor& lg) {
+    return -at::log_softmax(lg.narrow(0, 0, n - 1), 1).gather(1, tgt.unsqueeze(1)).mean().item<double>();
+  };
+  LogitDiff d;
+  d.max_abs = (ll - ours).abs().max().item<double>();
+  d.nll_ours = nll(ours);
+  d.nll_llama = nll(ll);
+  return d;
+}
+
 }  // namespace
+
+TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids equal", "[gguf][export][shared]") {
+  PC_REQUIRE_SHARED();
+  const std::string dir = pc::test::TempDir("gguf-convert");
+  const std::string s = dir + "/stories";
+  REQUIRE(pc::test::RunPerpcomp("convert --from llama2c --weights " +
+                                Sh(pc::test::SharedPath("models/stories260K/stories260K.bin")) + " --tokenizer " +
+                                Sh(pc::test::SharedPath("models/stories260K/tok512.bin")) + " --out " + Sh(s))
+              .exit_code == 0);
+  pc::test::RunResult w = pc::test::RunPerpcomp("convert --to gguf --outtype f32 --model " + Sh(s) + " --out " + Sh(dir + "/s.gguf"));
+  INFO(w.err);
+  REQUIRE(w.exit_code == 0);
+  REQUIRE(pc::test::RunPerpcomp("convert --from gguf --weights " + Sh(dir + "/s.gguf") + " --out " + Sh(dir + "/back")).exit_code == 0);
+  auto a = pc::Model::Load(dir + "/back");
+  auto b = pc::Model::Load(s);
+  double max_abs = 1;
+  MaxDiff(*a, *b, &max_abs);
+  CHECK(max_abs == 0);
+  const std::string text = "Once upon a time, there was a little girl named Lily. She liked to play outside!\n\nThe end.";
+  CHECK(pc::LoadTokenizer(dir + "/back")->Encode(text) == pc::LoadTokenizer(s)->Encode(text));
+  // F16 by default: every 2-D tensor F16, norms F32.
+  REQUIRE(pc::test::RunPerpcomp("convert --to gguf --model " + Sh(s) + " --out " + Sh(dir + "/h.gguf")).exit_code == 0);
+  auto f = pc::GgufFile::Open(dir + "/h.gguf");
+  CHECK(f->header().FindTensor("blk.0.attn_q.weight")->type == pc::GgmlType::kF16);
+  CHECK(f->header().FindTensor("blk.0.attn_norm.weight")->type == pc::GgmlType::kF32);
+  CHECK(f->String("general.name") == "stories");
+  CHECK(f->String("tokenizer.ggml.model") == "llama");
+  // An existing output needs --overwrite; bad options are refused.
+  pc::test::RunResult again = pc::test::RunPerpcomp("convert --to gguf --model " + Sh(s) + " --out " + Sh(dir + "/h.gguf"));
+  CHECK(again.exit_code != 0);
+  CHECK_THAT(again.err, Contains("already exists"));
+  pc::test::RunResult bad = pc::test::RunPerpcomp("convert --to gguf --outtype q4 --model " + Sh(s) + " --out " + Sh(dir + "/q.gguf"));
+  CHECK_THAT(bad.err, Contains("--outtype 'q4' is not supported (supported: f32, f16, bf16)"));
+}
 
 TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back by perpcomp, gguf and llama.cpp",
           "[gguf][export][shared]") {
@@ -234,8 +313,7 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
     int64_t group;
     const char* type;
   };
-  const bool have_llama = !pc::test::RefPython().empty() &&
-                          pc::test::Run(Sh(pc::test::RefPython()) + " -c 'import llama_cpp'").exit_code == 0;
+  const bool have_llama = HaveLlamaCpp();
   for (const Case& k : {Case{4, false, 32, "Q4_0"}, Case{4, true, 32, "Q4_1"}, Case{8, false, 32, "Q8_0"},
                         Case{4, true, 64, "Q4_1"}}) {
     INFO(k.type << " group " << k.group);
@@ -283,36 +361,51 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
     }
     // llama.cpp's logits on the file against perpcomp's forward of the fake-quantized folder.
     if (have_llama) {
-      std::vector<int64_t> ids;
-      for (int i = 0; i < 48; ++i) ids.push_back(1 + (i * 97 + 13) % 511);
-      ids[0] = 1;
-      const std::string toks = dir + "/tokens.txt";
-      {
-        std::ofstream o(toks);
-        for (int64_t id : ids) o << id << " ";
-      }
-      const std::string lf = dir + "/" + name + ".f32";
-      pc::test::RunResult l = pc::test::RunRefPython("tests/reference/gguf_llamacpp.py", "logits " + Sh(file) + " " + Sh(toks) + " " + Sh(lf));
-      INFO(l.err);
-      REQUIRE(l.exit_code == 0);
-      const std::string raw = pc::fs::ReadFile(lf);
-      const int64_t n = static_cast<int64_t>(ids.size()), vocab = b->config().vocab_size;
-      REQUIRE(raw.size() == static_cast<size_t>(n * vocab * 4));
-      at::Tensor ll = at::empty({n, vocab}, at::kFloat);
-      std::memcpy(ll.data_ptr(), raw.data(), raw.size());
-      at::Tensor ours = b->Forward(at::tensor(ids, at::kLong).unsqueeze(0))[0].to(at::kFloat);
-      at::Tensor tgt = at::tensor(std::vector<int64_t>(ids.begin() + 1, ids.end()), at::kLong);
-      auto nll = [&](const at::Tensor& lg) {
-        return -at::log_softmax(lg.narrow(0, 0, n - 1), 1).gather(1, tgt.unsqueeze(1)).mean().item<double>();
-      };
-      const double dmax = (ll - ours).abs().max().item<double>();
-      const double dnll = nll(ll) - nll(ours);
-      WARN(k.type << " g" << k.group << ": llama.cpp vs perpcomp max |dlogit| " << dmax << ", NLL " << nll(ours)
-                  << " dNLL " << dnll);
-      CHECK(dmax < 0.05);
-      CHECK(std::abs(dnll) < 1e-3);
+      std::vector<int64_t> ids = {1};
+      for (int i = 1; i < 48; ++i) ids.push_back(3 + (i * 97 + 13) % 509);
+      const LogitDiff d = CompareWithLlamaCpp(file, *b, ids, dir + "/" + name);
+      WARN(k.type << " g" << k.group << ": llama.cpp vs perpcomp max |dlogit| " << d.max_abs << ", NLL "
+                  << d.nll_ours << " dNLL " << d.nll_llama - d.nll_ours);
+      CHECK(d.max_abs < 0.05);
+      CHECK(std::abs(d.nll_llama - d.nll_ours) < 1e-3);
     }
   }
   PC_SKIP_IF(!have_llama, "llama_cpp (llama-cpp-python) is not importable in the reference environment: the llama.cpp "
                           "logit comparison did not run");
+}
+
+TEST_CASE("compress --format gguf: SmolLM2-135M RTN w4 g32 in llama.cpp equals perpcomp's fake-quantized forward",
+          "[gguf][export][shared][slow]") {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string smol = (xdg != nullptr && *xdg ? std::string(xdg) : std::string(home != nullptr ? home : "") + "/.cache") +
+                           "/perpcomp/models/smollm2-135m-instruct";
+  PC_SKIP_IF(!pc::fs::Exists(smol + "/config.json"), "SmolLM2-135M-Instruct is not converted (tools/fetch-models.sh)");
+  PC_REQUIRE_SHARED();
+  PC_SKIP_IF(!HaveLlamaCpp(), "llama_cpp (llama-cpp-python) is not importable in the reference environment");
+  const std::string dir = pc::test::TempDir("gguf-smollm");
+  // Text ids through perpcomp's own tokenizer of the folder: a WikiText-2 passage.
+  auto tok = pc::LoadTokenizer(smol);
+  std::string text = pc::fs::ReadFile(pc::test::SharedPath("text/wikitext-2/wiki.test.raw.txt")).substr(0, 4000);
+  std::vector<int64_t> ids;
+  for (int32_t id : tok->Encode(text)) ids.push_back(id);
+  ids.resize(std::min<size_t>(ids.size(), 256));
+  for (bool zp : {false, true}) {
+    const std::string name = zp ? "smol-q41" : "smol-q40";
+    const std::string recipe = dir + "/" + name + ".yaml";
+    WriteRecipe(recipe, name, 4, zp, 32, false);
+    const std::string out = dir + "/" + name;
+    pc::test::RunResult res = pc::test::RunPerpcomp(
+        "compress --model " + Sh(smol) + " --recipe " + Sh(recipe) + " --calib " +
+        Sh(pc::test::SharedPath("text/c4-sample/c4_sample.jsonl")) +
+        " --calib-samples 2 --calib-seq-len 64 --format gguf --gguf-outtype f32 --out " + Sh(out));
+    INFO(res.err);
+    REQUIRE(res.exit_code == 0);
+    auto m = pc::Model::Load(out);
+    const LogitDiff d = CompareWithLlamaCpp(out + "/model.gguf", *m, ids, dir + "/" + name);
+    WARN(name << ": " << ids.size() << " tokens, llama.cpp vs perpcomp max |dlogit| " << d.max_abs << ", NLL "
+              << d.nll_ours << " dNLL " << d.nll_llama - d.nll_ours);
+    CHECK(d.max_abs < 0.1);
+    CHECK(std::abs(d.nll_llama - d.nll_ours) < 2e-3);
+  }
 }
