@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -236,6 +237,17 @@ LogitDiff CompareWithLlamaCpp(const std::string& file, pc::Model& model, const s
   return d;
 }
 
+// A TinyStories-like passage through the folder's tokenizer (with BOS).
+std::vector<int64_t> StoryIds(const std::string& folder) {
+  const std::string text =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. "
+      "One day, she saw a big red ball under a tree. She ran to get it, but a dog took it first. Lily was sad, but "
+      "then the dog brought the ball back to her.";
+  std::vector<int64_t> ids = {1};
+  for (int32_t id : pc::LoadTokenizer(folder)->Encode(text)) ids.push_back(id);
+  return ids;
+}
+
 }  // namespace
 
 TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids equal", "[gguf][export][shared]") {
@@ -307,6 +319,21 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
     CHECK_FALSE(pc::fs::Exists(dir + "/refused"));
   }
 
+  // A pruned model: the sparse weights as F16 (the default), their zeros kept.
+  {
+    pc::test::RunResult res = compress("magnitude-50", dir + "/mag", "");
+    INFO(res.err);
+    REQUIRE(res.exit_code == 0);
+    auto f = pc::GgufFile::Open(dir + "/mag/model.gguf");
+    const pc::GgufTensorInfo* t = f->header().FindTensor("blk.0.ffn_down.weight");
+    REQUIRE(t != nullptr);
+    CHECK(t->type == pc::GgmlType::kF16);
+    std::vector<float> v(t->elements);
+    f->ReadF32(*t, v.data());
+    const auto zeros = std::count(v.begin(), v.end(), 0.0f);
+    CHECK(zeros >= t->elements / 2);
+  }
+
   struct Case {
     int bits;
     bool zp;
@@ -359,15 +386,22 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
       CHECK(ref["metadata"]["llama.block_count"] == 5);
       CHECK(ref["metadata"]["tokenizer.ggml.model"] == "llama");
     }
-    // llama.cpp's logits on the file against perpcomp's forward of the fake-quantized folder.
+    // llama.cpp's logits against perpcomp's forward of the fake-quantized folder: on an F32 file of
+    // that folder (the writer's layout and metadata, with float32 arithmetic on both sides), and on
+    // the quantized file (llama.cpp's quantized dot products also round the activations to Q8_0).
     if (have_llama) {
-      std::vector<int64_t> ids = {1};
-      for (int i = 1; i < 48; ++i) ids.push_back(3 + (i * 97 + 13) % 509);
-      const LogitDiff d = CompareWithLlamaCpp(file, *b, ids, dir + "/" + name);
-      WARN(k.type << " g" << k.group << ": llama.cpp vs perpcomp max |dlogit| " << d.max_abs << ", NLL "
-                  << d.nll_ours << " dNLL " << d.nll_llama - d.nll_ours);
-      CHECK(d.max_abs < 0.05);
-      CHECK(std::abs(d.nll_llama - d.nll_ours) < 1e-3);
+      const std::vector<int64_t> ids = StoryIds(s);
+      REQUIRE(pc::test::RunPerpcomp("convert --to gguf --outtype f32 --model " + Sh(out) + " --out " +
+                                    Sh(out + "-f32.gguf")).exit_code == 0);
+      const LogitDiff f = CompareWithLlamaCpp(out + "-f32.gguf", *b, ids, dir + "/" + name + "-f32");
+      const LogitDiff q = CompareWithLlamaCpp(file, *b, ids, dir + "/" + name);
+      WARN(k.type << " g" << k.group << ", " << ids.size() << " tokens: perpcomp NLL " << q.nll_ours
+                  << "; llama.cpp on the F32 file: max |dlogit| " << f.max_abs << ", dNLL " << f.nll_llama - f.nll_ours
+                  << "; on the " << k.type << " file: max |dlogit| " << q.max_abs << ", dNLL " << q.nll_llama - q.nll_ours);
+      CHECK(f.max_abs < 1e-3);
+      CHECK(std::abs(f.nll_llama - f.nll_ours) < 1e-5);
+      CHECK(q.max_abs < 0.5);
+      CHECK(std::abs(q.nll_llama - q.nll_ours) < 0.02);
     }
   }
   PC_SKIP_IF(!have_llama, "llama_cpp (llama-cpp-python) is not importable in the reference environment: the llama.cpp "
@@ -402,10 +436,16 @@ TEST_CASE("compress --format gguf: SmolLM2-135M RTN w4 g32 in llama.cpp equals p
     INFO(res.err);
     REQUIRE(res.exit_code == 0);
     auto m = pc::Model::Load(out);
-    const LogitDiff d = CompareWithLlamaCpp(out + "/model.gguf", *m, ids, dir + "/" + name);
-    WARN(name << ": " << ids.size() << " tokens, llama.cpp vs perpcomp max |dlogit| " << d.max_abs << ", NLL "
-              << d.nll_ours << " dNLL " << d.nll_llama - d.nll_ours);
-    CHECK(d.max_abs < 0.1);
-    CHECK(std::abs(d.nll_llama - d.nll_ours) < 2e-3);
+    REQUIRE(pc::test::RunPerpcomp("convert --to gguf --outtype f32 --model " + Sh(out) + " --out " +
+                                  Sh(out + "-f32.gguf")).exit_code == 0);
+    const LogitDiff f = CompareWithLlamaCpp(out + "-f32.gguf", *m, ids, dir + "/" + name + "-f32");
+    const LogitDiff q = CompareWithLlamaCpp(out + "/model.gguf", *m, ids, dir + "/" + name);
+    WARN(name << ", " << ids.size() << " tokens: perpcomp NLL " << q.nll_ours << "; llama.cpp on the F32 file: max |dlogit| "
+              << f.max_abs << ", dNLL " << f.nll_llama - f.nll_ours << "; on the quantized file: max |dlogit| "
+              << q.max_abs << ", dNLL " << q.nll_llama - q.nll_ours);
+    CHECK(f.max_abs < 0.01);
+    CHECK(std::abs(f.nll_llama - f.nll_ours) < 1e-4);
+    CHECK(q.max_abs < 3.0);
+    CHECK(std::abs(q.nll_llama - q.nll_ours) < 0.01);
   }
 }

@@ -8,7 +8,8 @@ the `gguf` package and llama.cpp itself (llama-cpp-python). Used by tests/compre
       "sha256": sha256 of gguf.quants.dequantize(...) as little-endian float32}}}.
   gguf_llamacpp.py logits FILE.gguf TOKENS OUT.f32
       llama.cpp (llama_cpp.Llama(model_path, logits_all=True, n_threads=2, n_ctx=len)) evaluating the
-      space-separated token ids of TOKENS in one sequence (no BOS added): OUT the logits
+      space-separated token ids of TOKENS in one sequence (no BOS added; float32 key/value cache,
+      no flash attention): OUT the logits
       (tokens, vocab) as raw little-endian float32. Exits 77 when llama_cpp is not importable.
 """
 import hashlib
@@ -52,7 +53,8 @@ def logits(path, tokens_file, out):
         sys.exit(77)
     toks = [int(x) for x in open(tokens_file).read().split()]
     llm = llama_cpp.Llama(model_path=path, logits_all=True, n_ctx=max(len(toks), 8), n_batch=len(toks),
-                          n_ubatch=len(toks), n_threads=2, n_threads_batch=2, verbose=False, seed=0)
+                          n_ubatch=len(toks), n_threads=2, n_threads_batch=2, verbose=False, seed=0,
+                          type_k=0, type_v=0, flash_attn=False)  # GGML_TYPE_F32 key/value cache
     llm.eval(toks)
     s = np.asarray(llm.scores[: len(toks)], dtype="<f4")
     s.tofile(out)
