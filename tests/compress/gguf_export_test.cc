@@ -171,9 +171,9 @@ namespace {
 std::string Sh(const std::string& s) { return "'" + s + "'"; }
 
 void WriteRecipe(const std::string& path, const std::string& name, int bits, bool zero_point, int64_t group,
-                 bool ignore_down) {
+                 bool ignore_down, const std::string& method = "rtn") {
   std::ofstream f(path);
-  f << "name: " << name << "\nmethod: rtn\nparams:\n  bits: " << bits << "\n  group_size: " << group
+  f << "name: " << name << "\nmethod: " << method << "\nparams:\n  bits: " << bits << "\n  group_size: " << group
     << "\n  zero_point: " << (zero_point ? "true" : "false") << "\n";
   if (ignore_down) f << "ignore:\n  - 'mlp\\.down_proj'\n";
 }
@@ -339,14 +339,16 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
     bool zp;
     int64_t group;
     const char* type;
+    const char* method = "rtn";
   };
   const bool have_llama = HaveLlamaCpp();
   for (const Case& k : {Case{4, false, 32, "Q4_0"}, Case{4, true, 32, "Q4_1"}, Case{8, false, 32, "Q8_0"},
-                        Case{4, true, 64, "Q4_1"}}) {
-    INFO(k.type << " group " << k.group);
-    const std::string name = std::string("rtn-") + k.type + "-g" + std::to_string(k.group);
+                        Case{4, true, 64, "Q4_1"}, Case{4, true, 32, "Q4_1", "awq"}, Case{4, false, 32, "Q4_0", "gptq"},
+                        Case{4, true, 32, "Q4_1", "gptq"}}) {
+    INFO(k.method << " " << k.type << " group " << k.group);
+    const std::string name = std::string(k.method) + "-" + k.type + "-g" + std::to_string(k.group);
     const std::string recipe = dir + "/" + name + ".yaml";
-    WriteRecipe(recipe, name, k.bits, k.zp, k.group, true);
+    WriteRecipe(recipe, name, k.bits, k.zp, k.group, true, k.method);
     const std::string out = dir + "/" + name;
     pc::test::RunResult res = compress(recipe, out, "--gguf-outtype f32");
     INFO(res.err);
@@ -395,7 +397,7 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
                                     Sh(out + "-f32.gguf")).exit_code == 0);
       const LogitDiff f = CompareWithLlamaCpp(out + "-f32.gguf", *b, ids, dir + "/" + name + "-f32");
       const LogitDiff q = CompareWithLlamaCpp(file, *b, ids, dir + "/" + name);
-      WARN(k.type << " g" << k.group << ", " << ids.size() << " tokens: perpcomp NLL " << q.nll_ours
+      WARN(k.method << " " << k.type << " g" << k.group << ", " << ids.size() << " tokens: perpcomp NLL " << q.nll_ours
                   << "; llama.cpp on the F32 file: max |dlogit| " << f.max_abs << ", dNLL " << f.nll_llama - f.nll_ours
                   << "; on the " << k.type << " file: max |dlogit| " << q.max_abs << ", dNLL " << q.nll_llama - q.nll_ours);
       CHECK(f.max_abs < 1e-3);
