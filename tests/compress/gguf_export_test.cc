@@ -250,7 +250,7 @@ std::vector<int64_t> StoryIds(const std::string& folder) {
 
 }  // namespace
 
-TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids equal", "[gguf][export][shared]") {
+TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids equal", "[gguf][export][shared][slow]") {
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-convert");
   const std::string s = dir + "/stories";
@@ -285,7 +285,7 @@ TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids
 }
 
 TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back by perpcomp, gguf and llama.cpp",
-          "[gguf][export][shared]") {
+          "[gguf][export][shared][slow]") {
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-stories");
   const std::string s = dir + "/stories";
