@@ -103,7 +103,7 @@ void WriteGguf(Model& model, const std::string& path, const GgufWriteOptions& op
       const std::string name = m.hf + suffix;
       auto it = hf.find(name);
       if (it == hf.end()) continue;
-      PC_CHECK(*m.gguf.c_str() != '\0', "GGUF: tensor '", name, "' has no llama.cpp name in the ", arch, " table");
+      PC_CHECK(!m.gguf.empty(), "GGUF: tensor '", name, "' has no llama.cpp name in the ", arch, " table");
       used.insert(name);
       OutTensor o;
       o.gguf = m.gguf + suffix;

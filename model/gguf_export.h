@@ -43,7 +43,8 @@ struct GgufWriteOptions {
 // The checks WriteGguf makes on the config and the folder's tokenizer, before anything is computed.
 void CheckGgufWritable(const Model& model);
 
-// Writes `model` (every block loaded or loadable) to `path`; the tokenizer comes from
+// Writes `model` (every block loaded or loadable) to `path`, holding every tensor in float32 while
+// it writes (the model's size in f32, plus a copy of the permuted q/k rows); the tokenizer comes from
 // model.source_dir() (or `tokenizer_dir` when not empty).
 void WriteGguf(Model& model, const std::string& path, const GgufWriteOptions& options,
                const std::string& tokenizer_dir = "");

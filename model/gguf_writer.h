@@ -1,5 +1,5 @@
 // model/gguf_writer.h — llama.cpp's GGUF files written, the inverse of model/gguf_format.h, without
-// LibTorch (tests/model/gguf_test.cc writes, parses back and checks every field).
+// LibTorch (tests/compress/gguf_export_test.cc writes, parses back and checks every field).
 //
 // Version 3, little-endian: the header (magic, version, tensor count, metadata count), the metadata
 // in the order added, the tensor infos in the order declared, padding to general.alignment (32

@@ -146,7 +146,7 @@ TEST_CASE("gguf writer: metadata of every type and tensors read back by the read
   CHECK(q8[31] == 15.0f);
 }
 
-TEST_CASE("gguf writer: a failed write leaves nothing under the final name", "[gguf][export]") {
+TEST_CASE("gguf writer: a failed write leaves nothing under the final name", "[gguf][export][shared]") {
   // RLIMIT_FSIZE makes the write fail with EFBIG, as ENOSPC on a full disk.
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-limit");
