@@ -10,6 +10,8 @@
 // from the fake-quantized weights (compress/awq_pack.h) and must lie on a 4-bit grid exactly.
 #include "compress/export.h"
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -20,6 +22,8 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "model/gguf_export.h"
+#include "model/gguf_writer.h"
 
 namespace pc {
 namespace {
@@ -252,6 +256,197 @@ void ExportAwqGemm(Model& model, const Plan& plan, const std::string& dir) {
             exact, " of ", groups, " groups reproduce the weights bit for bit with float16 scales",
             exact == groups ? "" : " (scale_dtype: f16 makes all of them)", "; max |dequantized - weight| ",
             FormatDouble(max_diff, 3));
+}
+
+}  // namespace pc
+
+// ---- GGUF --------------------------------------------------------------------------------------
+
+namespace pc {
+namespace {
+
+struct GgufLinear {
+  QuantSpec spec;
+  GgmlType type;
+};
+
+// The quantized linears (block linears and an untied head) and their block types; refusals by name.
+std::map<std::string, GgufLinear> ResolveGguf(const Model& model, const Plan& plan) {
+  CheckGgufWritable(model);
+  std::map<std::string, GgufLinear> out;
+  std::vector<std::string> refused;
+  PC_CHECK(!(plan.AddsActivationScales() && *model.arch().act_scales != '\0'), "--format gguf: the recipe adds AWQ ",
+           "activation scales (", model.config().model_type, " scales act(x) before the down projection), which ",
+           "llama.cpp's ", model.arch().gguf_arch, " has no tensor for: use --format hf");
+  std::vector<const PlanEntry*> entries;
+  for (const PlanEntry& e : plan.entries) entries.push_back(&e);
+  if (plan.head.method >= 0) {
+    PC_CHECK(!model.config().tie_embeddings, "--format gguf: the recipe compresses the tied output head '",
+             plan.head.name, "', which GGUF stores as the token embedding: leave the head alone");
+    entries.push_back(&plan.head);
+  }
+  for (const PlanEntry* e : entries) {
+    if (e->method < 0) continue;
+    const Method& m = *plan.methods[e->method];
+    if (!m.params().Has("bits") || m.params().Int("bits") == 0) continue;  // pruned only: F16/F32
+    QuantSpec spec = QuantSpecFromParams(m.params(), "--format gguf: " + e->name);
+    GgufLinear g{spec, GgmlType::kF32};
+    if (spec.bits == 4) {
+      g.type = spec.zero_point ? GgmlType::kQ4_1 : GgmlType::kQ4_0;
+    } else if (spec.bits == 8 && !spec.zero_point) {
+      g.type = GgmlType::kQ8_0;
+    } else {
+      refused.push_back(Str(e->name, " (", m.name(), " ", spec.Describe(), ": ",
+                            spec.bits == 8 ? "Q8_0 has no zero point" : "no llama.cpp block type of this width", ")"));
+      continue;
+    }
+    if (spec.group_size > 0 && spec.group_size % 32 != 0) {
+      refused.push_back(Str(e->name, " (group_size ", spec.group_size, " is not a multiple of ", GgmlTypeName(g.type),
+                            "'s block of 32)"));
+      continue;
+    }
+    out[e->name] = g;
+  }
+  for (const auto& e : model.TensorEntries(SaveOptions{})) {
+    if (!EndsWith(e.name, ".weight")) continue;
+    const std::string module = e.name.substr(0, e.name.size() - 7);
+    auto it = out.find(module);
+    if (it == out.end()) continue;
+    const int64_t in = model.arch().conv1d && module != model.arch().lm_head.hf ? e.shape[0] : e.shape[1];
+    const int64_t g = it->second.spec.GroupLength(in);
+    if (in % 32 != 0 || g % 32 != 0) {
+      refused.push_back(Str(module, " (in_features ", in, ", group ", g, ": not a multiple of ",
+                            GgmlTypeName(it->second.type), "'s block of 32)"));
+    }
+  }
+  PC_CHECK(refused.empty(), "--format gguf cannot represent these linears in a llama.cpp block type: ",
+           ListNames(refused), "; quantize them with bits=4 (Q4_0/Q4_1) or bits=8 symmetric (Q8_0) and group_size a ",
+           "multiple of 32, or leave them out of the recipe (they are then written as F16/F32)");
+  return out;
+}
+
+// Grid of a symmetric block: values c·s with integer c in [−2^(b−1), 2^(b−1) − 1]. Any such s has
+// the block's largest magnitude = k·s for an integer k ≤ 2^(b−1); the candidates are tried with
+// the quantizers' k first (RTN: 2^(b−1) − 1, GPTQ: 2^(b−1)), then downwards, and a block is accepted
+// where every value lies within `tol` code units of its code.
+struct SymBlocks {
+  at::Tensor codes;  // (blocks, 32) int32
+  at::Tensor scale;  // (blocks,) float32
+  int64_t bad = 0, first_bad = -1;
+};
+
+SymBlocks RecoverSymmetricBlocks(const at::Tensor& w, int bits, double tol) {
+  const at::Tensor b = w.reshape({-1, 32}).to(at::kDouble);  // (blocks, 32)
+  const int64_t n = b.size(0);
+  const int64_t hi = (int64_t{1} << (bits - 1)) - 1, lo = -(int64_t{1} << (bits - 1));
+  const at::Tensor amax = b.abs().amax(1);  // (blocks,)
+  SymBlocks out;
+  out.codes = at::zeros({n, 32}, at::kInt);
+  out.scale = at::zeros({n}, at::kFloat);
+  at::Tensor todo = at::nonzero(amax > 0).flatten();  // zero blocks: d = 0, codes 0
+  std::vector<int64_t> ks = {hi, -lo};
+  for (int64_t k = -lo; k >= 1; --k) {
+    if (k != hi && k != -lo) ks.push_back(k);
+  }
+  for (int64_t k : ks) {
+    if (todo.numel() == 0) break;
+    const at::Tensor vals = b.index_select(0, todo);
+    const at::Tensor s = amax.index_select(0, todo) / static_cast<double>(k);  // (todo,)
+    const at::Tensor r = vals / s.unsqueeze(1);
+    const at::Tensor q = r.round();
+    const at::Tensor ok = ((r - q).abs() <= tol).all(1) & (q >= lo).all(1) & (q <= hi).all(1);
+    const at::Tensor hit = at::nonzero(ok).flatten();
+    if (hit.numel() > 0) {
+      const at::Tensor rows = todo.index_select(0, hit);
+      out.codes.index_copy_(0, rows, q.index_select(0, hit).to(at::kInt));
+      out.scale.index_copy_(0, rows, s.index_select(0, hit).to(at::kFloat));
+    }
+    todo = todo.index_select(0, at::nonzero(ok.logical_not()).flatten());
+  }
+  out.bad = todo.numel();
+  if (out.bad > 0) out.first_bad = todo[0].item<int64_t>();
+  return out;
+}
+
+double StoredRoundoff(at::ScalarType t) {
+  return t == at::kHalf ? std::ldexp(1.0, -11) : t == at::kBFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24);
+}
+
+std::vector<uint16_t> Halves(const at::Tensor& x) {  // float32 -> fp16 bits
+  const at::Tensor h = x.to(at::kFloat).contiguous().to(at::kHalf);
+  std::vector<uint16_t> v(static_cast<size_t>(h.numel()));
+  std::memcpy(v.data(), h.data_ptr(), v.size() * 2);
+  return v;
+}
+
+struct GgufStats {
+  int64_t blocks = 0;
+  double max_abs_diff = 0;  // max |llama.cpp's dequantized value − fake-quantized weight|
+};
+
+// The bytes of one quantized linear (out, in) float32 in GGUF row order.
+std::string EncodeGgufLinear(const std::string& name, const at::Tensor& w, const GgufLinear& g, at::ScalarType stored,
+                             GgufStats& stats) {
+  const int64_t blocks = w.numel() / 32;
+  const GgmlTypeInfo& info = GgmlInfo(g.type);
+  std::string bytes(static_cast<size_t>(blocks * info.type_size), '\0');
+  auto* dst = reinterpret_cast<uint8_t*>(&bytes[0]);
+  at::Tensor deq;  // what llama.cpp reads back, (blocks, 32) float32
+  if (g.type == GgmlType::kQ4_1) {
+    const double tol = 1e-3 + 2.0 * 15.0 * StoredRoundoff(stored);
+    awq::GridCodes c = awq::RecoverGridCodes(w.reshape({blocks, 32}), 4, 32, tol);
+    PC_CHECK(c.bad_groups == 0, "--format gguf: '", name, "' is not on a 4-bit grid in ", c.bad_groups, " of ", blocks,
+             " blocks of 32 (first: block ", c.first_bad_row, "); its weights were not quantized with ",
+             g.spec.Describe());
+    const at::Tensor d = c.scales.flatten(), m = (-c.zeros.flatten().to(at::kFloat) * d);
+    const std::vector<uint16_t> d16 = Halves(d), m16 = Halves(m);
+    const at::Tensor q = c.codes.to(at::kByte).contiguous();
+    EncodeQ4_1(q.data_ptr<uint8_t>(), d16.data(), m16.data(), blocks, dst);
+    deq = c.codes.to(at::kFloat) * d.to(at::kHalf).to(at::kFloat).unsqueeze(1) + m.to(at::kHalf).to(at::kFloat).unsqueeze(1);
+  } else {
+    const int bits = g.type == GgmlType::kQ8_0 ? 8 : 4;
+    const double tol = 1e-3 + 2.0 * std::ldexp(1.0, bits - 1) * StoredRoundoff(stored);
+    SymBlocks s = RecoverSymmetricBlocks(w, bits, tol);
+    PC_CHECK(s.bad == 0, "--format gguf: '", name, "' is not on a symmetric ", bits, "-bit grid in ", s.bad, " of ",
+             blocks, " blocks of 32 (first: block ", s.first_bad, "); its weights were not quantized with ",
+             g.spec.Describe());
+    const std::vector<uint16_t> d16 = Halves(s.scale);
+    if (bits == 4) {
+      const at::Tensor q = (s.codes + 8).to(at::kByte).contiguous();
+      EncodeQ4_0(q.data_ptr<uint8_t>(), d16.data(), blocks, dst);
+    } else {
+      const at::Tensor q = s.codes.to(at::kChar).contiguous();
+      EncodeQ8_0(q.data_ptr<int8_t>(), d16.data(), blocks, dst);
+    }
+    deq = s.codes.to(at::kFloat) * s.scale.to(at::kHalf).to(at::kFloat).unsqueeze(1);
+  }
+  const double diff = (deq - w.reshape({blocks, 32})).abs().max().item<double>();
+  PC_CHECK(std::isfinite(diff), "--format gguf: '", name, "' has a scale beyond the float16 range");
+  stats.blocks += blocks;
+  stats.max_abs_diff = std::max(stats.max_abs_diff, diff);
+  return bytes;
+}
+
+}  // namespace
+
+void CheckGguf(const Model& model, const Plan& plan) { ResolveGguf(model, plan); }
+
+void ExportGguf(Model& model, const Plan& plan, const std::string& path, GgmlType other) {
+  const std::map<std::string, GgufLinear> linears = ResolveGguf(model, plan);
+  GgufLinearCodec codec;
+  for (const auto& [name, g] : linears) codec.types[name] = g.type;
+  GgufStats stats;
+  const at::ScalarType stored = model.dtype();
+  codec.encode = [&](const std::string& module, const at::Tensor& w) {
+    return EncodeGgufLinear(module, w, linears.at(module), stored, stats);
+  };
+  GgufWriteOptions o;
+  o.outtype = other;
+  o.codec = &codec;
+  WriteGguf(model, path, o);
+  log::Info("export", "gguf: ", linears.size(), " quantized linears in llama.cpp block types (", stats.blocks,
+            " blocks of 32); max |dequantized - fake-quantized weight| ", FormatDouble(stats.max_abs_diff, 3),
+            " (float16 d and m)");
 }
 
 }  // namespace pc

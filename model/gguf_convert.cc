@@ -15,33 +15,6 @@
 namespace pc {
 namespace {
 
-// One GGUF metadata key (after "<arch>.") and the config.json key of the architecture table that
-// receives it (model/arch.h ConfigKeys; "" : the architecture has no such key, the metadata is not
-// read). The GGUF names are llama.cpp's, the same for every architecture.
-struct MetaKey {
-  const char* gguf;
-  const char* ConfigKeys::*hf;
-  bool required;
-};
-
-// The metadata ConfigFromGguf copies. Norm epsilon: llama.cpp writes RMSNorm and LayerNorm epsilons
-// under different keys, chosen by the table's norm kind.
-std::vector<MetaKey> MetaKeys(const ArchSpec& a) {
-  const bool rms = a.norm == NormKind::kRmsNorm;
-  return {
-      {"context_length", &ConfigKeys::max_pos, true},
-      {"embedding_length", &ConfigKeys::hidden, true},
-      {"block_count", &ConfigKeys::layers, true},
-      {"feed_forward_length", &ConfigKeys::intermediate, a.defaults.intermediate_per_hidden == 0},
-      {"attention.head_count", &ConfigKeys::heads, true},
-      {"attention.head_count_kv", &ConfigKeys::kv_heads, false},
-      {"attention.key_length", &ConfigKeys::head_dim, false},
-      {rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon", &ConfigKeys::norm_eps, true},
-      {"rope.freq_base", &ConfigKeys::rope_theta, false},
-      {"use_parallel_residual", &ConfigKeys::parallel_residual, false},
-  };
-}
-
 const ArchSpec& ArchFor(const GgufFile& f) {
   const std::string arch = f.String("general.architecture");
   const ArchSpec* a = ArchSpecForGguf(arch);
@@ -113,7 +86,7 @@ nlohmann::json ConfigFromGguf(const GgufFile& f, const ArchSpec& a, const GgufTo
   nlohmann::json c;
   c["architectures"] = {a.hf_architecture};
   c["model_type"] = a.model_type;
-  for (const MetaKey& m : MetaKeys(a)) {
+  for (const GgufMetaKey& m : GgufMetaKeys(a)) {
     const char* hf = a.keys.*m.hf;
     if (*hf == 0) continue;  // the architecture has no such config key
     const std::string key = arch + "." + m.gguf;
@@ -165,6 +138,25 @@ nlohmann::json ConfigFromGguf(const GgufFile& f, const ArchSpec& a, const GgufTo
 }
 
 }  // namespace
+
+// The metadata ConfigFromGguf copies and the GGUF writer (model/gguf_export.cc) writes. Norm
+// epsilon: llama.cpp writes RMSNorm and LayerNorm epsilons under different keys, chosen by the
+// table's norm kind.
+std::vector<GgufMetaKey> GgufMetaKeys(const ArchSpec& a) {
+  const bool rms = a.norm == NormKind::kRmsNorm;
+  return {
+      {"context_length", &ConfigKeys::max_pos, true},
+      {"embedding_length", &ConfigKeys::hidden, true},
+      {"block_count", &ConfigKeys::layers, true},
+      {"feed_forward_length", &ConfigKeys::intermediate, a.defaults.intermediate_per_hidden == 0},
+      {"attention.head_count", &ConfigKeys::heads, true},
+      {"attention.head_count_kv", &ConfigKeys::kv_heads, false},
+      {"attention.key_length", &ConfigKeys::head_dim, false},
+      {rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon", &ConfigKeys::norm_eps, true},
+      {"rope.freq_base", &ConfigKeys::rope_theta, false},
+      {"use_parallel_residual", &ConfigKeys::parallel_residual, false},
+  };
+}
 
 std::string GgufArchitectureNames() {
   std::vector<std::string> names;  // registry order, each GGUF name once (Mistral reads as llama)

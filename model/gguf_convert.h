@@ -11,7 +11,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "model/arch.h"
 #include "model/gguf_format.h"
 #include "model/gguf_tokenizer.h"
 #include "model/model.h"
@@ -37,6 +39,17 @@ GgufModel ConvertGguf(const std::string& path, const GgufConvertOptions& options
 // renamed into place.
 void ConvertGgufToFolder(const std::string& path, const std::string& out_dir, const GgufConvertOptions& options,
                          bool overwrite);
+
+// One GGUF metadata key (after "<arch>.") and the config.json key of the architecture table that
+// receives it (model/arch.h ConfigKeys; "" : the architecture has no such key, the metadata is not
+// read). The GGUF names are llama.cpp's, the same for every architecture: the one list both the
+// reader (ConvertGguf) and the writer (model/gguf_export.h) use.
+struct GgufMetaKey {
+  const char* gguf;
+  const char* ConfigKeys::*hf;
+  bool required;
+};
+std::vector<GgufMetaKey> GgufMetaKeys(const ArchSpec& a);
 
 // The GGUF architectures ConvertGguf knows, for messages and --help.
 std::string GgufArchitectureNames();

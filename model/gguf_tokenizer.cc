@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <cctype>
+
 #include "core/error.h"
+#include "core/fs.h"
+#include "core/json_util.h"
+#include "model/gguf_writer.h"
 #include "core/text.h"
 
 namespace pc {
@@ -273,6 +278,171 @@ GgufTokenizerFiles GgufTokenizerJson(const GgufFile& f) {
     tc["chat_template"] = t->str;
   }
   tc["perpcomp_gguf_tokenizer"] = {{"model", model}, {"pre", f.StringOr("tokenizer.ggml.pre", "")}};
+  return out;
+}
+
+}  // namespace pc
+
+namespace pc {
+namespace {
+
+// A tokenizer_config.json token: "<s>" or {"content": "<s>", ...}; "" when absent or null.
+std::string ConfigToken(const nlohmann::json& tc, const char* key) {
+  if (!tc.contains(key)) return "";
+  const nlohmann::json& v = tc[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
+  return "";
+}
+
+bool HasByteLevel(const nlohmann::json& part) {
+  if (!part.is_object()) return false;
+  if (part.value("type", "") == "ByteLevel") return true;
+  for (const char* list : {"pretokenizers", "decoders"}) {
+    if (part.contains(list) && part[list].is_array()) {
+      for (const auto& p : part[list]) {
+        if (HasByteLevel(p)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool HasPrependMetaspace(const nlohmann::json& n) {
+  if (!n.is_object()) return false;
+  if (n.value("type", "") == "Prepend") return n.value("prepend", "") == kMetaspace;
+  if (n.contains("normalizers") && n["normalizers"].is_array()) {
+    for (const auto& p : n["normalizers"]) {
+      if (HasPrependMetaspace(p)) return true;
+    }
+  }
+  return false;
+}
+
+bool IsByteToken(const std::string& t) {
+  return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' && std::isxdigit(static_cast<unsigned char>(t[3])) &&
+         std::isxdigit(static_cast<unsigned char>(t[4]));
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, GgufValue>> GgufTokenizerMetadata(const std::string& dir,
+                                                                    const std::string& gguf_arch, int64_t vocab_size,
+                                                                    int64_t config_bos, int64_t config_eos) {
+  const std::string path = dir + "/tokenizer.json";
+  PC_CHECK(fs::Exists(path), "'", dir, "' has no tokenizer.json: the GGUF writer converts a Hugging Face ",
+           "tokenizer.json (BPE) into tokenizer.ggml.* (a folder with only tokenizer.model is not supported)");
+  const nlohmann::json doc = LoadJsonFile(path);
+  PC_CHECK(doc.contains("model") && doc["model"].is_object() && doc["model"].value("type", "") == "BPE", "'", path,
+           "': model.type '", doc.contains("model") ? doc["model"].value("type", "") : "",
+           "' cannot be written as a GGUF tokenizer (only BPE models: llama.cpp's 'llama' and 'gpt2' vocabularies)");
+  const nlohmann::json& m = doc["model"];
+  PC_CHECK(m.contains("vocab") && m["vocab"].is_object(), "'", path, "': model.vocab is not an object");
+  const bool byte_level = HasByteLevel(doc.value("pre_tokenizer", nlohmann::json())) ||
+                          HasByteLevel(doc.value("decoder", nlohmann::json()));
+  const bool byte_fallback = m.value("byte_fallback", false);
+  PC_CHECK(byte_level || byte_fallback, "'", path, "': a BPE model with neither a ByteLevel pre-tokenizer nor ",
+           "byte_fallback has no llama.cpp vocabulary type (llama.cpp: 'gpt2' byte-level or 'llama' sentencepiece)");
+  const std::string model = byte_level ? "gpt2" : "llama";
+
+  std::vector<std::string> tokens(static_cast<size_t>(vocab_size));
+  std::vector<char> have(tokens.size(), 0);
+  auto place = [&](const std::string& t, int64_t id) {
+    PC_CHECK(id >= 0 && id < vocab_size, "'", path, "': token '", t, "' has id ", id,
+             ", beyond the model's vocabulary of ", vocab_size);
+    PC_CHECK(!have[id] || tokens[id] == t, "'", path, "': id ", id, " is both '", tokens[id], "' and '", t, "'");
+    tokens[id] = t;
+    have[id] = 1;
+  };
+  for (const auto& [t, id] : m["vocab"].items()) place(t, id.get<int64_t>());
+  std::vector<int32_t> types(tokens.size(), 1);
+  if (doc.contains("added_tokens") && doc["added_tokens"].is_array()) {
+    for (const auto& a : doc["added_tokens"]) {
+      const int64_t id = a.value("id", int64_t{-1});
+      place(a.value("content", ""), id);
+      if (a.value("special", false)) types[id] = static_cast<int32_t>(kControl);
+    }
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!have[i]) {
+      tokens[i] = "[PAD" + std::to_string(i) + "]";
+      types[i] = 5;
+    } else if (model == "llama" && types[i] == 1 && IsByteToken(tokens[i])) {
+      types[i] = 6;
+    }
+  }
+  std::vector<std::string> merges;
+  if (m.contains("merges") && m["merges"].is_array()) {
+    for (const auto& mg : m["merges"]) {
+      if (mg.is_string()) {
+        merges.push_back(mg.get<std::string>());
+      } else {
+        PC_CHECK(mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string(), "'", path,
+                 "': merge ", merges.size(), " is neither \"a b\" nor [a, b]");
+        merges.push_back(mg[0].get<std::string>() + " " + mg[1].get<std::string>());
+      }
+    }
+  }
+
+  nlohmann::json tc = nlohmann::json::object();
+  if (fs::Exists(dir + "/tokenizer_config.json")) tc = LoadJsonFile(dir + "/tokenizer_config.json");
+  std::unordered_map<std::string, int64_t> id_of;
+  for (size_t i = 0; i < tokens.size(); ++i) id_of.emplace(tokens[i], static_cast<int64_t>(i));
+  auto id_for = [&](const char* key, int64_t fallback) -> int64_t {
+    const std::string t = ConfigToken(tc, key);
+    if (t.empty()) return fallback;
+    auto it = id_of.find(t);
+    PC_CHECK(it != id_of.end(), "'", dir, "/tokenizer_config.json': ", key, " '", t, "' is not in the vocabulary");
+    return it->second;
+  };
+  const int64_t bos = id_for("bos_token", config_bos), eos = id_for("eos_token", config_eos);
+  const int64_t unk = id_for("unk_token", -1), pad = id_for("pad_token", -1);
+  if (unk >= 0) types[unk] = 2;  // llama.cpp: unk is UNKNOWN, not CONTROL
+  bool add_bos = false;
+  if (tc.contains("add_bos_token") && tc["add_bos_token"].is_boolean()) {
+    add_bos = tc["add_bos_token"].get<bool>();
+  } else if (doc.contains("post_processor") && doc["post_processor"].is_object()) {
+    const nlohmann::json& p = doc["post_processor"];
+    add_bos = p.value("type", "") == "TemplateProcessing" && p.contains("single") && p["single"].is_array() &&
+              !p["single"].empty() && p["single"][0].contains("SpecialToken");
+  }
+
+  std::vector<std::pair<std::string, GgufValue>> out;
+  out.emplace_back("tokenizer.ggml.model", GgufString(model));
+  std::string pre = "default";
+  if (tc.contains("perpcomp_gguf_tokenizer") && tc["perpcomp_gguf_tokenizer"].is_object() &&
+      tc["perpcomp_gguf_tokenizer"].value("pre", "") != "") {
+    pre = tc["perpcomp_gguf_tokenizer"]["pre"].get<std::string>();
+  } else if (gguf_arch == "qwen2" || gguf_arch == "qwen3") {
+    pre = "qwen2";
+  }
+  out.emplace_back("tokenizer.ggml.pre", GgufString(pre));
+  out.emplace_back("tokenizer.ggml.tokens", GgufStringArray(tokens));
+  out.emplace_back("tokenizer.ggml.token_type", GgufI32Array(types));
+  if (model == "llama") {
+    std::unordered_map<std::string, float> made_by;
+    for (size_t r = 0; r < merges.size(); ++r) {
+      const size_t space = merges[r].find(' ');
+      const std::string whole = merges[r].substr(0, space) + merges[r].substr(space + 1);
+      made_by.emplace(whole, -static_cast<float>(r));
+    }
+    std::vector<float> scores(tokens.size(), -static_cast<float>(merges.size() + 1));
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      auto it = made_by.find(tokens[i]);
+      if (it != made_by.end()) scores[i] = it->second;
+    }
+    out.emplace_back("tokenizer.ggml.scores", GgufF32Array(scores));
+    out.emplace_back("tokenizer.ggml.add_space_prefix", GgufBool(HasPrependMetaspace(doc.value("normalizer", nlohmann::json()))));
+  }
+  if (!merges.empty()) out.emplace_back("tokenizer.ggml.merges", GgufStringArray(merges));
+  if (bos >= 0) out.emplace_back("tokenizer.ggml.bos_token_id", GgufU32(static_cast<uint32_t>(bos)));
+  if (eos >= 0) out.emplace_back("tokenizer.ggml.eos_token_id", GgufU32(static_cast<uint32_t>(eos)));
+  if (unk >= 0) out.emplace_back("tokenizer.ggml.unknown_token_id", GgufU32(static_cast<uint32_t>(unk)));
+  if (pad >= 0) out.emplace_back("tokenizer.ggml.padding_token_id", GgufU32(static_cast<uint32_t>(pad)));
+  out.emplace_back("tokenizer.ggml.add_bos_token", GgufBool(add_bos));
+  if (tc.contains("chat_template") && tc["chat_template"].is_string()) {
+    out.emplace_back("tokenizer.chat_template", GgufString(tc["chat_template"].get<std::string>()));
+  }
   return out;
 }
 

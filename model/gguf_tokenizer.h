@@ -38,4 +38,22 @@ struct GgufTokenizerFiles {
 // duplicate tokens, token types of the wrong length, an unsupported tokenizer.ggml.model).
 GgufTokenizerFiles GgufTokenizerJson(const GgufFile& file);
 
+// The inverse, for the GGUF writer (model/gguf_export.h): a Hugging Face folder's tokenizer.json (a
+// BPE model) and tokenizer_config.json as llama.cpp's tokenizer.ggml.* metadata.
+//   - a ByteLevel pre-tokenizer or decoder: tokenizer.ggml.model "gpt2" with tokens and merges;
+//     tokenizer.ggml.pre from tokenizer_config.json's perpcomp_gguf_tokenizer.pre (a folder converted
+//     from GGUF), else "qwen2" for qwen2/qwen3, else "default";
+//   - byte_fallback BPE (sentencepiece-style): "llama" with tokens, merges and scores: a token made by
+//     merge r scores −r, every other token −(merges + 1) (llama.cpp's SPM tokenizer merges by score,
+//     so the order of the merges is kept); add_space_prefix from the normalizer's Prepend("▁").
+// token_type: 3 (control) for the special added tokens, 6 (byte) for <0xXX> tokens of a llama
+// vocabulary, 2 for unk, 1 otherwise; ids missing below `vocab_size` (the embedding's rows) become
+// "[PAD<id>]" tokens of type 5 (unused), as llama.cpp's converter pads. bos/eos/unk/pad ids from
+// tokenizer_config.json (the config's bos/eos ids when it names none), add_bos_token from it or the
+// post-processor, the chat template. Errors name the file and what is not convertible (a WordPiece
+// or Unigram model, a folder with only tokenizer.model).
+std::vector<std::pair<std::string, GgufValue>> GgufTokenizerMetadata(const std::string& dir,
+                                                                    const std::string& gguf_arch, int64_t vocab_size,
+                                                                    int64_t config_bos, int64_t config_eos);
+
 }  // namespace pc

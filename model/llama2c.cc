@@ -15,6 +15,15 @@ at::Tensor UnpermuteRotaryRows(const at::Tensor& w, int64_t heads) {
   return w.reshape(split).transpose(1, 2).reshape(w.sizes()).contiguous();
 }
 
+at::Tensor PermuteRotaryRows(const at::Tensor& w, int64_t heads) {
+  const int64_t rows = w.size(0);
+  PC_CHECK(heads > 0 && rows % (2 * heads) == 0, "rotary rows: ", rows, " rows do not split into ", heads,
+           " heads of pairs");
+  std::vector<int64_t> split = {heads, 2, rows / heads / 2};
+  for (int64_t d = 1; d < w.dim(); ++d) split.push_back(w.size(d));
+  return w.reshape(split).transpose(1, 2).reshape(w.sizes()).contiguous();
+}
+
 std::unique_ptr<Model> ConvertLlama2c(const std::string& path) {
   PC_CHECK(fs::Exists(path), "--weights '", path, "' does not exist");
   std::string raw = fs::ReadFile(path);

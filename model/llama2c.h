@@ -18,5 +18,7 @@ std::unique_ptr<Model> ConvertLlama2c(const std::string& weights_path);
 // layout, and the one llama.cpp's converter writes into GGUF for llama — to Hugging Face's halves
 // [evens, odds]. w: (heads * head_dim, ...) — a q/k weight (out, in) or bias (out,).
 at::Tensor UnpermuteRotaryRows(const at::Tensor& w, int64_t heads);
+// The inverse: Hugging Face's halves to interleaved pairs (llama.cpp's LlamaModel.permute).
+at::Tensor PermuteRotaryRows(const at::Tensor& w, int64_t heads);
 
 }  // namespace pc

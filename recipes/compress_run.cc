@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compress/export.h"
+#include "model/gguf_export.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
@@ -131,14 +132,16 @@ void CrashPoint(const CompressRunOptions& o, const std::string& point) {
 }  // namespace
 
 CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options) {
-  PC_CHECK(options.format == "hf" || options.format == "awq-gemm", "--format '", options.format,
-           "' is not supported (supported: hf, awq-gemm)");
+  PC_CHECK(options.format == "hf" || options.format == "awq-gemm" || options.format == "gguf", "--format '",
+           options.format, "' is not supported (supported: hf, awq-gemm, gguf)");
+  const GgmlType gguf_other = ParseGgufOuttype(options.gguf_outtype, "--gguf-outtype");
   LoadOptions lo;
   lo.load_blocks = false;  // blocks stream from the mmap'd checkpoint
   lo.load_head = false;    // and the head is copied across last
   auto model = Model::Load(options.model_dir, lo);
   ResolvedRecipe resolved = ResolvePlan(recipe, *model, MethodRegistry::Builtins());
   if (options.format == "awq-gemm") CheckAwqGemm(*model, resolved.plan);  // refuse before compressing
+  if (options.format == "gguf") CheckGguf(*model, resolved.plan);
   CalibSpec calib = MergeCalib(resolved, options.calib, *model);
   fs::StagedDir staged(options.out_dir, options.overwrite, "--out");
   auto tok = LoadTokenizer(options.model_dir);
@@ -250,6 +253,10 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
     // The exporter reads the compressed folder back (fake-quantized weights) and writes a second folder.
     auto compressed = Model::Load(staged.path());
     ExportAwqGemm(*compressed, resolved.plan, fs::Join(staged.path(), "awq-gemm"));
+  }
+  if (options.format == "gguf") {  // OUT/model.gguf from the fake-quantized folder read back
+    auto compressed = Model::Load(staged.path());
+    ExportGguf(*compressed, resolved.plan, fs::Join(staged.path(), "model.gguf"), gguf_other);
   }
   CrashPoint(options, "commit");
   staged.Commit();

@@ -31,7 +31,8 @@ struct CompressRunOptions {
   std::string out_dir;
   bool overwrite = false;
   CalibOverrides calib;
-  std::string format = "hf";  // "hf" | "awq-gemm" (also writes out_dir/awq-gemm)
+  std::string format = "hf";  // "hf" | "awq-gemm" (also writes out_dir/awq-gemm) | "gguf" (out_dir/model.gguf)
+  std::string gguf_outtype = "f16";  // gguf: tensors not in a block type (f32 | f16 | bf16; 1-D ones f32)
   int64_t micro_batch = 0;
   // Fault injection for the crash tests (tests/tools/crash_test.cc): SIGKILL at `point`:
   // "calibration" (staged folder made, calibration built), "block-K" (block K written),

@@ -60,7 +60,10 @@ int RunCompressCmd(const std::vector<std::string>& args) {
      "also write the calibration windows the engine ran on to FILE: one window per line, token ids separated by spaces")
     ("out", po::value<std::string>(&ro.out_dir), "output Hugging Face folder (with compress.h5)")
     ("overwrite", po::bool_switch(&ro.overwrite), "replace an existing --out (written beside it, swapped in when complete)")
-    ("format", po::value<std::string>(&ro.format)->default_value("hf"), "hf | awq-gemm (also writes OUT/awq-gemm)")
+    ("format", po::value<std::string>(&ro.format)->default_value("hf"),
+     "hf | awq-gemm (also writes OUT/awq-gemm) | gguf (also writes OUT/model.gguf)")
+    ("gguf-outtype", po::value<std::string>(&ro.gguf_outtype)->default_value("f16"),
+     "gguf: f32 | f16 | bf16 for the tensors not in a quantized block type")
     ("micro-batch", po::value<int64_t>(&ro.micro_batch)->default_value(0), "calibration windows per forward (0: auto)")
     ("max-memory", po::value<std::string>(&max_memory),
      "refuse to start when the estimated peak memory exceeds SIZE (e.g. 4G, 512M, 1.5GiB)")
