@@ -1,27 +1,19 @@
-// bench/cpu_model.h — the CPU a bench ran on, for the first line of its table ("model name" of
-// /proc/cpuinfo and the cores available to the process). Header-only: no library needed.
+// bench/cpu_model.h — the CPU a bench ran on, for the first line of its table: the model name and
+// the flags that decide the arithmetic's speed (core/cpu_features.h), and the cores available.
 #pragma once
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "core/cores.h"
+#include "core/cpu_features.h"
 
 namespace pc::bench {
 
-inline std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "unknown CPU";
-}
+inline std::string CpuModel() { return HostCpu().model; }
 
-inline void PrintCpu() { std::printf("CPU: %s, %d cores available\n\n", CpuModel().c_str(), AvailableCores()); }
+inline void PrintCpu() {
+  std::printf("CPU: %s; %d cores available\n\n", HostCpu().Summary().c_str(), AvailableCores());
+}
 
 }  // namespace pc::bench

@@ -29,7 +29,7 @@ class CaptureHooks : public ForwardHooks {
   int64_t stride = 1;        // clip sampling: tokens 0, stride, 2·stride, ... of the whole set
   int64_t token_offset = 0;  // first token of the current micro-batch
   std::map<int, at::Tensor> abs_sum;                 // (in,) float64 Σ|x|
-  std::map<int, at::Tensor> full;                    // (tokens, in) model dtype
+  std::map<int, at::Tensor> full;                    // (tokens, in) compute dtype
   std::map<int, std::vector<at::Tensor>> sampled;    // parts of (samples, in) float32
   at::Tensor attn, mlp, mlp_in;                      // (tokens, d) original updates and MLP input
 
@@ -195,9 +195,12 @@ void TransformAwqBlock(BlockScope& scope, const BlockOptions& o, const std::stri
         Linear* m = members[0];
         const at::Tensor& x = cap.full.at(g.members[0]);
         at::Tensor y = at::empty({T, m->out_features()}, at::kFloat);
+        // In the activations' dtype (the model's compute dtype; bf16 weights may be computed in f32).
+        const at::Tensor w = m->weight.to(x.scalar_type());
+        const at::Tensor bias = m->bias.defined() ? m->bias.to(x.scalar_type()) : m->bias;
         for (int64_t t = 0; t < T; t += mb * L) {
           const int64_t n = std::min(mb * L, T - t);
-          y.narrow(0, t, n).copy_(at::linear(x.narrow(0, t, n), m->weight, m->bias).to(at::kFloat));
+          y.narrow(0, t, n).copy_(at::linear(x.narrow(0, t, n), w, bias).to(at::kFloat));
         }
         eval = LinearEval(m, m->weight, x, y, InverseNorms(y), mb * L);
         break;

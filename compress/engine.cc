@@ -346,7 +346,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
   const bool act_scales = plan.AddsActivationScales() && *model.arch().act_scales != '\0';
 
   ForwardContext ctx0 = model.MakeContext(L);
-  at::Tensor x = at::empty({N, L, model.config().hidden}, at::TensorOptions().dtype(model.dtype()));
+  at::Tensor x = at::empty({N, L, model.config().hidden}, at::TensorOptions().dtype(model.compute_dtype()));
   for (int64_t s = 0; s < N; s += mb) {
     const int64_t n = std::min(mb, N - s);
     x.narrow(0, s, n).copy_(model.Embed(calib.narrow(0, s, n), ctx0));

@@ -1,6 +1,12 @@
 #include "core/tensor_util.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+#include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace pc {
 
@@ -19,6 +25,44 @@ std::string DTypeName(at::ScalarType t) {
     case at::kDouble: return "f64";
     default: return std::string(c10::toString(t));
   }
+}
+
+namespace {
+// -1: not set (read the environment); otherwise a Bf16Compute.
+std::atomic<int> g_bf16_compute{-1};
+}  // namespace
+
+Bf16Compute GetBf16Compute() {
+  const int set = g_bf16_compute.load();
+  if (set >= 0) return static_cast<Bf16Compute>(set);
+  const char* env = std::getenv("PERPCOMP_BF16_COMPUTE");
+  if (env == nullptr || *env == 0) return Bf16Compute::kAuto;
+  const std::string v = env;
+  if (v == "auto") return Bf16Compute::kAuto;
+  if (v == "native") return Bf16Compute::kNative;
+  if (v == "f32") return Bf16Compute::kF32;
+  PC_THROW("environment variable PERPCOMP_BF16_COMPUTE='", v, "': expected auto, native or f32");
+}
+
+void SetBf16Compute(Bf16Compute policy) { g_bf16_compute = static_cast<int>(policy); }
+void ResetBf16Compute() { g_bf16_compute = -1; }
+
+at::ScalarType ComputeDType(at::ScalarType storage) {
+  if (storage != at::kBFloat16) return storage;
+  const Bf16Compute policy = GetBf16Compute();
+  const bool f32 = policy == Bf16Compute::kF32 || (policy == Bf16Compute::kAuto && !HostCpu().NativeBf16());
+  if (!f32) return storage;
+  static std::once_flag said;
+  std::call_once(said, [policy] {
+    if (policy == Bf16Compute::kF32) {
+      log::Info("dtype", "bf16 weights are computed in f32 (PERPCOMP_BF16_COMPUTE=f32); they stay bf16 in memory");
+    } else {
+      log::Info("dtype", "this CPU (", HostCpu().model, ") has no native bf16 arithmetic (AVX512-BF16 or AMX-BF16): ",
+                "bf16 weights stay bf16 in memory and are computed in f32 (PERPCOMP_BF16_COMPUTE=native forces bf16 ",
+                "arithmetic, about 40x slower here)");
+    }
+  });
+  return at::kFloat;
 }
 
 std::string ShapeString(at::IntArrayRef shape) {

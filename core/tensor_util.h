@@ -1,4 +1,5 @@
-// core/tensor_util.h — small tensor helpers: dtypes by name, shape strings, finiteness checks.
+// core/tensor_util.h — small tensor helpers: dtypes by name, the compute dtype of bf16 weights,
+// shape strings, finiteness checks.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -13,6 +14,19 @@ std::string DTypeName(at::ScalarType t);  // "f32", "bf16", "f16"
 std::string ShapeString(at::IntArrayRef shape);  // "[4, 64]"
 // Index of the first non-finite element, or -1.
 int64_t FirstNonFinite(const at::Tensor& t);
+// How weights stored in bf16 are computed with (docs/PERFORMANCE.md "bf16 on CPUs without bf16
+// arithmetic"). kAuto: in bf16 where the CPU has native bf16 instructions (HostCpu().NativeBf16()),
+// else in f32 with the weights kept in bf16 in memory; kNative: always in bf16; kF32: always in f32.
+enum class Bf16Compute { kAuto, kNative, kF32 };
+// The policy: what SetBf16Compute set, else the environment variable PERPCOMP_BF16_COMPUTE
+// (auto | native | f32; anything else is an error naming it), else kAuto.
+Bf16Compute GetBf16Compute();
+void SetBf16Compute(Bf16Compute policy);
+void ResetBf16Compute();  // back to the environment variable (tests)
+// The dtype arithmetic runs in for weights stored in `storage`: `storage` itself, except bf16 → f32
+// where the policy says so. The first fallback in a process is logged once (log::Info).
+at::ScalarType ComputeDType(at::ScalarType storage);
+
 // Relative max difference max|a−b| / max(max|b|, tiny), in float64.
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b);
 

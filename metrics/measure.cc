@@ -326,7 +326,7 @@ void CopyPredictions(const TokenLogitStats& s, int64_t first_window, PerTokenVal
 
 CacheLayout SitesLayout(const Model& model) {
   const ModelConfig& c = model.config();
-  const at::ScalarType dt = model.dtype();
+  const at::ScalarType dt = model.compute_dtype();
   CacheLayout l;
   l.items.push_back({"embed", c.hidden, dt});
   for (int layer = 0; layer < model.num_layers(); ++layer) {
@@ -383,7 +383,7 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
   std::unique_ptr<CachePartReader> sites_in, logits_in;
   std::unique_ptr<CachePartWriter> sites_out, logits_out;
   if (!o.cache.dir.empty() && !ref.source_dir().empty()) {
-    CacheKey key = MakeCacheKey(o.cache.dir, ref.source_dir(), ref.dtype(), windows, o.text_sha256);
+    CacheKey key = MakeCacheKey(o.cache.dir, ref.source_dir(), ref.compute_dtype(), windows, o.text_sha256);
     res.cache_entry = CacheEntryDir(o.cache.dir, key);
     sites_in = CachePartReader::Open(res.cache_entry, "sites", key, sites_layout);
     logits_in = CachePartReader::Open(res.cache_entry, "logits", key, logits_layout);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/tensor_util.h"
 #include "metrics/block_stream.h"
 #include "metrics/model_compare.h"
 
@@ -25,7 +26,7 @@ ReferenceEvalResult EvaluateAgainstReference(Model& model, const at::Tensor& win
   std::unique_ptr<CachePartWriter> out;
   CacheKey key;
   if (!o.cache.dir.empty()) {
-    key = MakeCacheKey(o.cache.dir, o.reference_dir, o.dtype, windows, o.text_sha256);
+    key = MakeCacheKey(o.cache.dir, o.reference_dir, ComputeDType(o.dtype), windows, o.text_sha256);
     res.cache_entry = CacheEntryDir(o.cache.dir, key);
     in = CachePartReader::Open(res.cache_entry, "logits", key, layout);
     res.cache_hit = in != nullptr;

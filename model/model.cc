@@ -204,6 +204,7 @@ std::unique_ptr<Model> Model::Load(const std::string& dir, const LoadOptions& op
   std::unique_ptr<Model> m(new Model());
   m->config_ = LoadModelConfig(dir);
   m->dtype_ = options.dtype;
+  m->compute_dtype_ = ComputeDType(options.dtype);
   m->check_finite_ = options.check_finite;
   m->source_dir_ = dir;
   m->ckpt_ = Checkpoint::Open(dir);
@@ -236,6 +237,7 @@ std::unique_ptr<Model> Model::FromTensors(ModelConfig config, const std::map<std
   std::unique_ptr<Model> m(new Model());
   m->config_ = std::move(config);
   m->dtype_ = dtype;
+  m->compute_dtype_ = ComputeDType(dtype);
   m->check_finite_ = check_finite;
   m->InitFromConfig();
   Getter get = [&tensors](const std::string& name, bool required) -> at::Tensor {
@@ -357,8 +359,8 @@ ForwardContext Model::MakeContext(int64_t length, int64_t start, ForwardHooks* h
       cos = cos * rope_scaling_;
       sin = sin * rope_scaling_;
     }
-    ctx.cos = cos.to(dtype_);
-    ctx.sin = sin.to(dtype_);
+    ctx.cos = cos.to(compute_dtype_);
+    ctx.sin = sin.to(compute_dtype_);
   }
   return ctx;
 }
@@ -367,8 +369,8 @@ KvCache Model::MakeCache(int64_t batch, int64_t capacity) const {
   KvCache cache;
   cache.capacity = capacity;
   for (int l = 0; l < config_.layers; ++l) {
-    cache.k.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(dtype_)));
-    cache.v.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(dtype_)));
+    cache.k.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(compute_dtype_)));
+    cache.v.push_back(at::zeros({batch, config_.kv_heads, capacity, config_.head_dim}, at::TensorOptions().dtype(compute_dtype_)));
   }
   return cache;
 }
@@ -395,15 +397,19 @@ at::Tensor RmsNorm(const at::Tensor& weight, const at::Tensor& x, double eps) {
 
 at::Tensor Model::ApplyNorm(const Norm& n, const at::Tensor& x) const {
   if (arch().norm == NormKind::kLayerNorm) {
-    return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, config_.norm_eps);
+    return at::layer_norm(x, {x.size(-1)}, Compute(n.weight), Compute(n.bias), config_.norm_eps);
   }
-  return RmsNorm(n.weight, x, config_.norm_eps);
+  return RmsNorm(Compute(n.weight), x, config_.norm_eps);
+}
+
+at::Tensor Model::Compute(const at::Tensor& t) const {
+  return !t.defined() || t.scalar_type() == compute_dtype_ ? t : t.to(compute_dtype_);
 }
 
 at::Tensor Model::ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx) {
   if (ctx.Wants(SiteKind::kLinearInput)) ctx.hooks->At(Site{SiteKind::kLinearInput, b.layer, index}, x, at::Tensor());
   const Linear& l = b.linears[index];
-  at::Tensor y = at::linear(x, l.weight, l.bias);
+  at::Tensor y = at::linear(x, Compute(l.weight), Compute(l.bias));
   return Observe(SiteKind::kLinearOutput, b.layer, index, y, ctx);
 }
 
@@ -483,8 +489,8 @@ at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx)
     }
   }
   if (arch().qk_norm) {  // per head, before RoPE (Qwen3)
-    q = RmsNorm(b.q_norm.weight, q, c.norm_eps);
-    k = RmsNorm(b.k_norm.weight, k, c.norm_eps);
+    q = RmsNorm(Compute(b.q_norm.weight), q, c.norm_eps);
+    k = RmsNorm(Compute(b.k_norm.weight), k, c.norm_eps);
   }
   q = q.transpose(1, 2);  // (B, H, T, hd)
   k = k.transpose(1, 2);  // (B, KV, T, hd)
@@ -558,7 +564,7 @@ at::Tensor Model::Mlp(int layer, const at::Tensor& x, ForwardContext& ctx) {
   } else {
     a = Activate(config_.act, ApplyLinear(b, b.index_of[int(Role::kUp)], x, ctx));
   }
-  if (b.act_scales.defined()) a = a / b.act_scales;
+  if (b.act_scales.defined()) a = a / Compute(b.act_scales);
   return ApplyLinear(b, b.index_of[int(Role::kDown)], a, ctx);
 }
 
@@ -606,10 +612,10 @@ at::Tensor Model::Embed(const at::Tensor& tokens, ForwardContext& ctx) {
     PC_CHECK(ctx.start + ctx.length <= config_.max_pos, "forward: position ", ctx.start + ctx.length - 1,
              " is beyond the ", config_.max_pos, " learned positions of this model (use a shorter --seq-len)");
   }
-  at::Tensor h = at::embedding(embed_, tokens);  // (B, T, embed_dim)
-  if (project_in_.weight.defined()) h = at::linear(h, project_in_.weight);
+  at::Tensor h = Compute(at::embedding(embed_, tokens));  // (B, T, embed_dim)
+  if (project_in_.weight.defined()) h = at::linear(h, Compute(project_in_.weight));
   if (arch().pos == PosKind::kLearned) {
-    h = h + pos_embed_.index_select(0, ctx.positions + arch().pos_offset).unsqueeze(0);
+    h = h + Compute(pos_embed_.index_select(0, ctx.positions + arch().pos_offset)).unsqueeze(0);
   }
   return h;
 }
@@ -617,8 +623,8 @@ at::Tensor Model::Embed(const at::Tensor& tokens, ForwardContext& ctx) {
 at::Tensor Model::Head(const at::Tensor& h, ForwardContext& ctx) {
   at::Tensor x = h;
   if (config_.has_final_norm) x = Observe(SiteKind::kFinalNorm, -1, -1, ApplyNorm(final_norm_, x), ctx);
-  if (project_out_.weight.defined()) x = at::linear(x, project_out_.weight);
-  at::Tensor logits = at::linear(x, lm_head_.weight, lm_head_.bias);
+  if (project_out_.weight.defined()) x = at::linear(x, Compute(project_out_.weight));
+  at::Tensor logits = at::linear(x, Compute(lm_head_.weight), Compute(lm_head_.bias));
   if (logits.scalar_type() != at::kFloat) logits = logits.to(at::kFloat);
   return Observe(SiteKind::kLogits, -1, -1, logits, ctx);
 }

@@ -143,7 +143,10 @@ class Model {
   ModelConfig& mutable_config() { return config_; }
   const ArchSpec& arch() const { return *config_.arch; }
   const std::string& source_dir() const { return source_dir_; }
-  at::ScalarType dtype() const { return dtype_; }
+  at::ScalarType dtype() const { return dtype_; }  // the weights' dtype in memory
+  // The dtype of the arithmetic and the activations: dtype(), except bf16 weights on a CPU without
+  // native bf16 arithmetic, which are computed in f32 (core/tensor_util.h ComputeDType).
+  at::ScalarType compute_dtype() const { return compute_dtype_; }
   int num_layers() const { return static_cast<int>(blocks_.size()); }
 
   Block& block(int layer);
@@ -211,6 +214,9 @@ class Model {
   at::Tensor Mlp(int layer, const at::Tensor& x, ForwardContext& ctx);
   at::Tensor ApplyNorm(const Norm& n, const at::Tensor& x) const;
   at::Tensor ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx);
+  // A weight as the arithmetic uses it: `t` in compute_dtype() (a converted copy when it is stored
+  // in another dtype); an undefined tensor stays undefined.
+  at::Tensor Compute(const at::Tensor& t) const;
   at::Tensor Update(SiteKind kind, int layer, at::Tensor delta, const at::Tensor& h, ForwardContext& ctx);
   at::Tensor Observe(SiteKind kind, int layer, int index, at::Tensor x, ForwardContext& ctx);
   // Fetches `name` through `get`, checks its shape against `shape` (compute layout) and its
@@ -221,6 +227,7 @@ class Model {
 
   ModelConfig config_;
   at::ScalarType dtype_ = at::kFloat;
+  at::ScalarType compute_dtype_ = at::kFloat;
   bool check_finite_ = true;
   std::string source_dir_;
   std::shared_ptr<Checkpoint> ckpt_;

@@ -107,6 +107,15 @@ double ModelParams(const ModelConfig& c) { return TopParams(c) + c.layers * Bloc
 // pages are dropped as tensors are copied (model/safetensors.h).
 double ResidentPerParam(int compute, int disk) { return compute + (compute != disk ? disk : 0); }
 
+// A weight converted for the arithmetic, when weights are kept in fewer bytes than they are computed
+// in (bf16 weights computed in f32, model/model.h Model::Compute): the largest matrix, one at a time.
+double ConvertedWeightBytes(const ModelConfig& c, const EvalMemoryOptions& o) {
+  if (o.weight_bytes >= o.compute_bytes) return 0;
+  double widest = static_cast<double>(c.vocab_size) * c.embed_dim;
+  for (const auto& l : BlockLinears(c)) widest = std::max(widest, static_cast<double>(l.in) * l.out);
+  return widest * o.compute_bytes;
+}
+
 // The widest intermediate of a forward over `seq_len` tokens, per token: the MLP, the attention
 // scores of all heads, or q/k/v together. The scores of a forward over `tokens` tokens are
 // computed by chunks of queries of at most kAttentionChunkBytes (model/attention.h), so their
@@ -342,7 +351,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
 
 MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: evaluation needs windows and tokens");
-  const double per_param = ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const double per_param = ResidentPerParam(o.weight_bytes, o.disk_bytes);
   // Perplexity and the reference comparison run block by block (metrics/block_stream.h): the
   // embedding, the head and one block of each model, and every window's residual stream of each.
   const double streamed_bytes = StreamedParams(c, o.release_embeddings) * per_param;
@@ -355,6 +364,7 @@ MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
   e.Add("model weights", o.pair_tokens > 0 ? ModelParams(c) * per_param : streamed_bytes);
   if (o.reference) e.Add("reference weights", streamed_bytes);
   e.Add("residual streams of every window", models * tokens * c.hidden * o.compute_bytes);
+  e.Add("a weight converted for the arithmetic", ConvertedWeightBytes(c, o));
   e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * (o.reference ? kReferenceLogits : kEvalLogits));
   e.Add("activations of one batch",
         batch_tokens * WidestPerToken(c, o.seq_len, batch_tokens) * kF32 * kActivationsLive * models);
@@ -375,7 +385,7 @@ MemoryEstimate EstimateEval(const ModelConfig& c, const EvalMemoryOptions& o) {
 
 MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o) {
   PC_CHECK(o.windows > 0 && o.seq_len > 0, "memory estimate: measuring needs windows and tokens");
-  const double per_param = ResidentPerParam(o.compute_bytes, o.disk_bytes);
+  const double per_param = ResidentPerParam(o.weight_bytes, o.disk_bytes);
   const double batch_tokens = EvalBatchTokens(c, o), tokens = static_cast<double>(o.windows) * o.seq_len;
   const double entries = 2.0 * 2.0 * (2.0 * c.layers + 2);  // both kinds, both frames, two sites per layer + head
   double block_outputs = 4.0 * c.hidden;  // the reference's site tensors of one block, per token
@@ -387,6 +397,7 @@ MemoryEstimate EstimateMeasure(const ModelConfig& c, const EvalMemoryOptions& o)
   // block of each, every window's residual stream of each.
   e.Add("reference and compressed weights", 2 * StreamedParams(c, o.release_embeddings) * per_param);
   e.Add("residual streams of every window", 2 * tokens * c.hidden * o.compute_bytes);
+  e.Add("a weight converted for the arithmetic", ConvertedWeightBytes(c, o));
   e.Add("logits of one batch", batch_tokens * c.vocab_size * kF32 * kMeasureLogits);
   e.Add("activations of one batch", batch_tokens * WidestPerToken(c, o.seq_len, batch_tokens) * kF32 * kActivationsLive * 2 +
                                         batch_tokens * block_outputs * kF32);
@@ -402,7 +413,7 @@ MemoryEstimate EstimateSweep(const ModelConfig& c, const std::vector<CompressMem
   // The sweep holds its reference through the runs: streamed (the embedding and head; measure
   // loads one block at a time), or whole when minimal pairs need its whole forward.
   const double reference = (ev.pair_tokens > 0 ? ModelParams(c) : TopParams(c)) * ResidentPerParam(4, ev.disk_bytes);
-  ev.compute_bytes = 4;
+  ev.weight_bytes = ev.compute_bytes = 4;
   MemoryEstimate best = EstimateMeasure(c, ev);
   for (const auto& r : runs) {
     MemoryEstimate m = EstimateCompress(c, r);

@@ -75,7 +75,9 @@ CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeS
 struct EvalMemoryOptions {
   int64_t windows = 1, seq_len = 512;
   int64_t batch = 0;        // 0: model/sizes.h DefaultEvalBatch
-  int compute_bytes = 4;    // --dtype f32 | bf16
+  int weight_bytes = 4;     // the weights in memory: --dtype f32 | bf16
+  int compute_bytes = 4;    // the arithmetic and activations (Model::compute_dtype(): f32 for bf16
+                            // weights on a CPU without native bf16)
   int disk_bytes = 4;
   bool reference = false;   // eval --reference: a second model and the KL temporaries
   bool per_token = false;   // values of every token kept

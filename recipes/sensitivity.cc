@@ -244,7 +244,7 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
   log::Info("sensitivity", units.size(), " units x ", cands.size(), " candidates on ", n_layers, " blocks; calibration ",
             N, " x ", L, " tokens, errors on ", E, " windows");
 
-  at::Tensor x = at::empty({N, L, model->config().hidden}, at::TensorOptions().dtype(model->dtype()));
+  at::Tensor x = at::empty({N, L, model->config().hidden}, at::TensorOptions().dtype(model->compute_dtype()));
   {
     ForwardContext ctx = model->MakeContext(L);
     for (int64_t s = 0; s < N; s += mb) x.narrow(0, s, std::min(mb, N - s)).copy_(model->Embed(set.tokens.narrow(0, s, std::min(mb, N - s)), ctx));

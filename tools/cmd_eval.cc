@@ -14,6 +14,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/tensor_util.h"
 #include "metrics/lm_eval_import.h"
 #include "metrics/minimal_pairs.h"
 #include "metrics/perplexity.h"
@@ -130,7 +131,9 @@ int RunEval(const std::vector<std::string>& args) {
     eo.windows = tw ? tw->windows.tokens.size(0) : 1;
     eo.seq_len = tw ? tw->windows.tokens.size(1) : 1;
     eo.batch = tw ? batch : 1;
-    eo.compute_bytes = mo.dtype == "bf16" ? 2 : 4;
+    const at::ScalarType weights = ParseDType(mo.dtype);
+    eo.weight_bytes = static_cast<int>(c10::elementSize(weights));
+    eo.compute_bytes = static_cast<int>(c10::elementSize(ComputeDType(weights)));
     eo.disk_bytes = recipes::DiskWeightBytes(config);
     eo.reference = !reference.empty();
     eo.per_token = ro.has_value();
@@ -178,6 +181,7 @@ int RunEval(const std::vector<std::string>& args) {
   }
   j["model"] = mo.model;
   j["dtype"] = mo.dtype;
+  j["compute_dtype"] = DTypeName(ComputeDType(ParseDType(mo.dtype)));
   if (vs) {
     const DownstreamSummary& d = vs->downstream;
     j["reference"] = reference;
@@ -220,6 +224,7 @@ int RunEval(const std::vector<std::string>& args) {
   if (ro) {
     RunOutput output = StartRunOutput(*ro);
     nlohmann::json attrs = {{"run", ro->run}, {"model", mo.model}, {"dtype", mo.dtype},
+                            {"compute_dtype", DTypeName(ComputeDType(ParseDType(mo.dtype)))},
                             {"metrics_conventions", kMetricsConventionsVersion}};
     if (model) {
       std::string record = CompressionRecord(*model);

@@ -71,7 +71,7 @@ int RunMeasure(const std::vector<std::string>& args) {
     ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "measure the first K windows (0: all)")
     ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
     ("per-token", po::bool_switch(&per_token), "store every token's values (and NLL, KL) too")
-    ("dtype", po::value<std::string>(&dtype)->default_value("f32"), "compute dtype: f32 | bf16")
+    ("dtype", po::value<std::string>(&dtype)->default_value("f32"), "weights' dtype: f32 | bf16 (bf16 is computed in f32 on a CPU without native bf16)")
     ("overwrite", po::bool_switch(&overwrite), "replace an existing --out (with --append: a run of the same name)")
     ("append", po::bool_switch(&append), "add this run to an existing measure file (rebuilt crash-safely)")
     ("json", po::bool_switch(&json), "print one JSON object instead of the table")
@@ -110,7 +110,9 @@ int RunMeasure(const std::vector<std::string>& args) {
     eo.windows = tw.windows.tokens.size(0);
     eo.seq_len = tw.windows.tokens.size(1);
     eo.batch = batch;
-    eo.compute_bytes = dtype == "bf16" ? 2 : 4;
+    const at::ScalarType weights = ParseDType(dtype);
+    eo.weight_bytes = static_cast<int>(c10::elementSize(weights));
+    eo.compute_bytes = static_cast<int>(c10::elementSize(ComputeDType(weights)));
     eo.disk_bytes = recipes::DiskWeightBytes(ref_config);
     eo.per_token = per_token;
     eo.text_bytes = fs::FileSize(text_path);
@@ -132,6 +134,7 @@ int RunMeasure(const std::vector<std::string>& args) {
                           {"stream_tokens", tw.windows.stream_tokens},
                           {"tokens", r.windows * (r.seq_len - 1)},
                           {"dtype", dtype},
+                          {"compute_dtype", DTypeName(ComputeDType(ParseDType(dtype)))},
                           {"model_type", ref->config().model_type},
                           {"layers", ref->num_layers()}};
   std::string record = CompressionRecord(*comp);

@@ -12,7 +12,7 @@ void AddModelOptions(po::options_description& desc, ModelOptions& opts, bool req
   if (required) model->required();
   desc.add_options()
     ("model", model, "Hugging Face model folder (config.json, *.safetensors, tokenizer)")
-    ("dtype", po::value<std::string>(&opts.dtype)->default_value("f32"), "compute dtype: f32 | bf16");
+    ("dtype", po::value<std::string>(&opts.dtype)->default_value("f32"), "weights' dtype: f32 | bf16 (bf16 is computed in f32 on a CPU without native bf16)");
 }
 
 std::unique_ptr<Model> LoadModel(const ModelOptions& opts) {

@@ -16,6 +16,7 @@
 #include "compress/method.h"
 #include "compress/quantizer.h"
 #include "core/fs.h"
+#include "core/tensor_util.h"
 #include "model/model.h"
 #include "recipes/compress_run.h"
 #include "recipes/plan.h"
@@ -209,6 +210,10 @@ bool Close(const at::Tensor& a, const at::Tensor& b) {
 TEST_CASE("engine: each linear's input statistics are its own input's in bfloat16 too", "[compress][engine]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   const std::string dir = pc::test::MakeReferenceModel("llama", "--dtype bf16");
+  struct NativeBf16 {  // bf16 arithmetic, whatever this CPU has (core/tensor_util.h)
+    NativeBf16() { pc::SetBf16Compute(pc::Bf16Compute::kNative); }
+    ~NativeBf16() { pc::ResetBf16Compute(); }
+  } native_bf16;
   pc::LoadOptions lo;
   lo.dtype = at::kBFloat16;
   auto model = pc::Model::Load(dir, lo);

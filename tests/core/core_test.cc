@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_util.h"
@@ -210,4 +211,40 @@ TEST_CASE("progress: a SubProgress without a Progress on its thread, or in CI lo
                 pc::Progress eval("eval", 2, "windows");
                 eval.Add(2);
               }).empty());
+}
+
+TEST_CASE("cpu features: /proc/cpuinfo flags decide native bf16", "[core]") {
+  const std::string epyc =
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"
+      "flags\t\t: fpu sse sse2 avx avx2 fma bmi2\n\nprocessor\t: 1\nmodel name\t: other\nflags\t\t: avx512_bf16\n";
+  pc::CpuFeatures a = pc::ParseCpuInfo(epyc);
+  CHECK(a.read);
+  CHECK(a.model == "AMD EPYC 7B13");
+  CHECK(a.avx2);
+  CHECK_FALSE(a.avx512f);
+  CHECK_FALSE(a.avx512_bf16);  // only the first processor's lines count
+  CHECK_FALSE(a.NativeBf16());
+  CHECK(a.Summary() == "AMD EPYC 7B13; AVX2 yes, AVX-512 no, AVX512-VNNI no, AVX512-BF16 no, AMX-BF16 no");
+
+  pc::CpuFeatures b = pc::ParseCpuInfo(
+      "model name\t: Intel(R) Xeon(R) Platinum 8480+\nflags\t\t: avx2 avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile\n");
+  CHECK(b.avx512f);
+  CHECK(b.avx512_vnni);
+  CHECK(b.avx512_bf16);
+  CHECK(b.amx_bf16);
+  CHECK(b.NativeBf16());
+  // A flag is a whole word: "avx512_bf16x" or a substring is not the flag.
+  CHECK_FALSE(pc::ParseCpuInfo("flags : avx512_bf16x xavx2\n").NativeBf16());
+  CHECK_FALSE(pc::ParseCpuInfo("flags : avx512_bf16x xavx2\n").avx2);
+  CHECK(pc::ParseCpuInfo("flags : amx_bf16\n").NativeBf16());
+  // "flags" must be the key, not a prefix of another key.
+  CHECK_FALSE(pc::ParseCpuInfo("flagsx : avx2\n").read);
+
+  pc::CpuFeatures none = pc::ParseCpuInfo("");
+  CHECK_FALSE(none.read);
+  CHECK_FALSE(none.NativeBf16());
+  CHECK_THAT(none.Summary(), Contains("flags unknown"));
+  // This machine: read, and its summary names its model.
+  CHECK(pc::HostCpu().read);
+  CHECK_THAT(pc::HostCpu().Summary(), Contains(pc::HostCpu().model));
 }

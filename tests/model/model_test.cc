@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "core/cpu_features.h"
 #include "core/fs.h"
 #include "core/tensor_util.h"
 #include "model/config.h"
@@ -62,6 +63,65 @@ TEST_CASE("reference parity: bf16 checkpoints computed in f32", "[model][parity]
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   std::string dir = pc::test::MakeReferenceModel("gpt_neox", "--dtype bf16");
   CheckParity(dir);
+}
+
+namespace {
+// Sets the bf16 arithmetic policy for one test and restores the environment's on exit.
+struct Bf16Policy {
+  explicit Bf16Policy(pc::Bf16Compute p) { pc::SetBf16Compute(p); }
+  ~Bf16Policy() { pc::ResetBf16Compute(); }
+};
+}  // namespace
+
+TEST_CASE("bf16 weights computed in f32 equal f32 weights bit for bit, and stay bf16 in memory", "[model]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  for (std::string arch : {"llama", "gpt2", "opt"}) {
+    INFO(arch);
+    const std::string dir = pc::test::MakeReferenceModel(arch, "--dtype bf16");
+    pc::LoadOptions bf16;
+    bf16.dtype = at::kBFloat16;
+    auto f32 = pc::Model::Load(dir);  // bf16 on disk: exact in f32
+    at::Tensor tokens = pc::test::RandomTokens(2, 20, f32->config().vocab_size, 5);
+    at::Tensor want = f32->Forward(tokens);
+    {
+      Bf16Policy policy(pc::Bf16Compute::kF32);
+      auto m = pc::Model::Load(dir, bf16);
+      CHECK(m->dtype() == at::kBFloat16);
+      CHECK(m->compute_dtype() == at::kFloat);
+      CHECK(m->block(0).linears[0].weight.scalar_type() == at::kBFloat16);
+      CHECK(m->embed().scalar_type() == at::kBFloat16);
+      CHECK(at::equal(m->Forward(tokens), want));
+      CHECK(CacheVsFull(*m, 20, 5) < kMaxRelCacheDiff);
+    }
+    {
+      Bf16Policy policy(pc::Bf16Compute::kNative);
+      auto m = pc::Model::Load(dir, bf16);
+      CHECK(m->compute_dtype() == at::kBFloat16);
+      at::Tensor got = m->Forward(tokens);
+      CHECK(got.scalar_type() == at::kFloat);  // logits are always f32
+      const double rel = pc::MaxRelDiff(got, want);
+      INFO("bf16 arithmetic vs f32: max relative logit difference " << rel);
+      CHECK(rel > 0);     // it really ran in bf16
+      CHECK(rel < 0.25);  // and agrees to bf16 precision (8 bits of mantissa through every layer)
+    }
+  }
+  // The default follows the CPU.
+  Bf16Policy policy(pc::Bf16Compute::kAuto);
+  CHECK(pc::ComputeDType(at::kBFloat16) == (pc::HostCpu().NativeBf16() ? at::kBFloat16 : at::kFloat));
+  CHECK(pc::ComputeDType(at::kFloat) == at::kFloat);
+}
+
+TEST_CASE("PERPCOMP_BF16_COMPUTE chooses the bf16 arithmetic and a bad value is an error naming it", "[model]") {
+  pc::ResetBf16Compute();
+  const char* old = std::getenv("PERPCOMP_BF16_COMPUTE");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("PERPCOMP_BF16_COMPUTE", "f32", 1);
+  CHECK(pc::ComputeDType(at::kBFloat16) == at::kFloat);
+  setenv("PERPCOMP_BF16_COMPUTE", "native", 1);
+  CHECK(pc::ComputeDType(at::kBFloat16) == at::kBFloat16);
+  setenv("PERPCOMP_BF16_COMPUTE", "fast", 1);
+  CHECK_THROWS_WITH(pc::ComputeDType(at::kBFloat16), Contains("PERPCOMP_BF16_COMPUTE='fast'") && Contains("auto, native or f32"));
+  if (old != nullptr) setenv("PERPCOMP_BF16_COMPUTE", saved.c_str(), 1); else unsetenv("PERPCOMP_BF16_COMPUTE");
 }
 
 TEST_CASE("reference parity: tiny-random-gpt2 as published", "[model][parity][shared]") {
