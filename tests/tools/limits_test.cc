@@ -183,6 +183,15 @@ TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal messag
   e.release_embeddings = false;  // as a sweep measures: embeddings and heads kept
   CHECK(Term(r::EstimateMeasure(c, e), "reference and compressed weights") == 2 * (top + block) * 6);
   e.release_embeddings = true;
+  // bf16 weights computed in f32 (a CPU without native bf16): the weights in 2 bytes, the residual
+  // streams in 4, and the largest matrix (the head, 50304 x 768) converted to f32 while it is used.
+  e.weight_bytes = 2;
+  CHECK(Term(r::EstimateEval(c, e), "model weights") == (embedding + block) * 2);
+  CHECK(Term(r::EstimateEval(c, e), "residual streams of every window") == 4.0 * 512 * 768 * 4);
+  CHECK(Term(r::EstimateEval(c, e), "a weight converted for the arithmetic") == 50304.0 * 768 * 4);
+  CHECK(Term(r::EstimateMeasure(c, e), "a weight converted for the arithmetic") == 50304.0 * 768 * 4);
+  e.weight_bytes = 4;
+  CHECK(Term(r::EstimateEval(c, e), "a weight converted for the arithmetic") == 0);
   CHECK(Term(measure, "residual streams of every window") == 2 * 4.0 * 512 * 768 * 4);
   const r::MemoryEstimate sweep = r::EstimateSweep(c, {o}, e);
   CHECK(sweep.what == "sweep");
