@@ -36,6 +36,9 @@ fi
 
 rm -f "$stamp"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+# llama-cpp-python builds llama.cpp from its source distribution. The tests load only text models,
+# so its multimodal library (mtmd, imported lazily by llama_cpp) is not built; the build uses every core.
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 echo "setup-reference.sh: installing $(grep -c '==' "$req") pinned packages into $venv (PyPI; torch is large)"
 "$venv/bin/python" -m pip install --quiet -r "$req"
 # The imports the tests use; a broken install fails here, not inside a test.

@@ -431,3 +431,24 @@ TEST_CASE("under ulimit -v, compress ends with an out-of-memory error instead of
                         Contains("OpenBLAS takes 128 MiB per thread"));
   CHECK_FALSE(pc::fs::Exists(f.dir + "/out"));
 }
+
+TEST_CASE("under any ulimit -v from 700 MB to 1.4 GB, perpcomp starts or ends at once with an error, never spins",
+          "[tools][reliability]") {
+  // Below about 900 MB OpenBLAS's library constructor (one 128 MiB buffer per core, before main)
+  // and LibTorch's thread pools (pthreadpool_create waits forever on a thread it could not
+  // create) used to spin or abort; the check in the executable's preinit array now refuses first
+  // (core/threads.cc). Above it PrepareBlas's check takes over. Every limit gives exit 0 or 1.
+  int refused_before_main = 0;
+  for (long kb = 700000; kb <= 1400000; kb += 50000) {
+    RunResult r = pc::test::Run("ulimit -v " + std::to_string(kb) + "; exec timeout 60 " + Q(pc::test::PerpcompBin()) +
+                                " version");
+    INFO("ulimit -v " << kb << ": " << r.err);
+    if (r.err.find("error while loading shared libraries") != std::string::npos) continue;  // the loader's own error
+    CHECK((r.exit_code == 0 || r.exit_code == 1));
+    if (r.exit_code == 1) {
+      CHECK_THAT(r.err, Contains("out of memory at startup: the address-space limit (ulimit -v) of"));
+      if (r.err.find("per core when it loads") != std::string::npos) ++refused_before_main;
+    }
+  }
+  CHECK(refused_before_main > 0);  // the preinit check ran at the low limits
+}
