@@ -17,7 +17,12 @@ secs=${1:-600}
 runs=${2:-1000000}
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(safetensors_header gguf_header config_json tokenizer_json recipe_yaml sweep_yaml pairs_jsonl hdf5_reader)
+# Default: every target tests/fuzz/CMakeLists.txt declares in PC_FUZZ_TARGETS, but hdf5_bytes.
+if [ ${#targets[@]} -eq 0 ]; then
+  read -r -a targets <<< "$(sed -n '/^set(PC_FUZZ_TARGETS/,/)/p' tests/fuzz/CMakeLists.txt | tr -d '()\n' |
+                           sed 's/set//; s/PC_FUZZ_TARGETS//; s/\bhdf5_bytes\b//')"
+  [ ${#targets[@]} -gt 0 ] || { echo "fuzz.sh: no targets found in tests/fuzz/CMakeLists.txt" >&2; exit 1; }
+fi
 build=${PERPCOMP_FUZZ_BUILD:-build-fuzz}
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
