@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <stdexcept>
 #include <sstream>
 
 namespace pc::test {
@@ -71,6 +73,19 @@ RunResult Run(const std::string& command_line) {
 }
 
 RunResult RunPerpcomp(const std::string& args) { return Run("'" + PerpcompBin() + "' " + args); }
+
+std::string ConvertedStories() {
+  static std::mutex mutex;
+  static std::string dir;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!dir.empty() || SharedData().empty()) return dir;
+  const std::string out = TempDir("stories260K") + "/stories";
+  RunResult r = RunPerpcomp("convert --from llama2c --weights '" + SharedPath("models/stories260K/stories260K.bin") +
+                            "' --tokenizer '" + SharedPath("models/stories260K/tok512.bin") + "' --out '" + out + "' -q");
+  if (r.exit_code != 0) throw std::runtime_error("converting stories260K failed: " + r.err);
+  dir = out;
+  return dir;
+}
 
 RunResult RunWithFileLimit(const std::string& command_line, uint64_t max_file_bytes) {
   const std::string dir = TempDir("fsize-run");

@@ -28,6 +28,10 @@ struct RunResult {
 RunResult Run(const std::string& command_line);
 // Runs `perpcomp <args>`.
 RunResult RunPerpcomp(const std::string& args);
+// ../shared's stories260K (llama2.c) converted with `perpcomp convert --from llama2c` once per test
+// process, into a folder named `stories`; "" when the shared data is absent (PC_REQUIRE_SHARED first).
+// A failed conversion throws std::runtime_error with perpcomp's message.
+std::string ConvertedStories();
 // Runs a shell command line with RLIMIT_FSIZE = `max_file_bytes` and SIGXFSZ ignored: a write past
 // the limit fails with EFBIG, as one fails with ENOSPC on a full disk.
 RunResult RunWithFileLimit(const std::string& command_line, uint64_t max_file_bytes);

@@ -150,12 +150,7 @@ TEST_CASE("gguf writer: a failed write leaves nothing under the final name", "[g
   // RLIMIT_FSIZE makes the write fail with EFBIG, as ENOSPC on a full disk.
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-limit");
-  const std::string s = dir + "/stories";
-  pc::test::RunResult c = pc::test::RunPerpcomp("convert --from llama2c --weights '" +
-                                                pc::test::SharedPath("models/stories260K/stories260K.bin") +
-                                                "' --tokenizer '" + pc::test::SharedPath("models/stories260K/tok512.bin") +
-                                                "' --out '" + s + "'");
-  REQUIRE(c.exit_code == 0);
+  const std::string s = pc::test::ConvertedStories();
   pc::test::RunResult r = pc::test::RunWithFileLimit(
       "'" + pc::test::PerpcompBin() + "' convert --to gguf --model '" + s + "' --out '" + dir + "/m.gguf'", 100000);
   INFO(r.out << r.err);
@@ -253,11 +248,7 @@ std::vector<int64_t> StoryIds(const std::string& folder) {
 TEST_CASE("convert --to gguf: stories260K F32 round trip is exact, tokenizer ids equal", "[gguf][export][shared][slow]") {
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-convert");
-  const std::string s = dir + "/stories";
-  REQUIRE(pc::test::RunPerpcomp("convert --from llama2c --weights " +
-                                Sh(pc::test::SharedPath("models/stories260K/stories260K.bin")) + " --tokenizer " +
-                                Sh(pc::test::SharedPath("models/stories260K/tok512.bin")) + " --out " + Sh(s))
-              .exit_code == 0);
+  const std::string s = pc::test::ConvertedStories();
   pc::test::RunResult w = pc::test::RunPerpcomp("convert --to gguf --outtype f32 --model " + Sh(s) + " --out " + Sh(dir + "/s.gguf"));
   INFO(w.err);
   REQUIRE(w.exit_code == 0);
@@ -288,11 +279,7 @@ TEST_CASE("compress --format gguf: stories260K as Q4_0 / Q4_1 / Q8_0 read back b
           "[gguf][export][shared][slow]") {
   PC_REQUIRE_SHARED();
   const std::string dir = pc::test::TempDir("gguf-stories");
-  const std::string s = dir + "/stories";
-  REQUIRE(pc::test::RunPerpcomp("convert --from llama2c --weights " +
-                                Sh(pc::test::SharedPath("models/stories260K/stories260K.bin")) + " --tokenizer " +
-                                Sh(pc::test::SharedPath("models/stories260K/tok512.bin")) + " --out " + Sh(s))
-              .exit_code == 0);
+  const std::string s = pc::test::ConvertedStories();
   const std::string calib = pc::test::SharedPath("text/tinyshakespeare/input.txt");
   auto compress = [&](const std::string& recipe, const std::string& out, const std::string& extra) {
     return pc::test::RunPerpcomp("compress --model " + Sh(s) + " --recipe " + Sh(recipe) + " --calib " + Sh(calib) +

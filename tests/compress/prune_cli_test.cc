@@ -23,12 +23,8 @@ TEST_CASE("prune cli: shipped recipes give exact sparsity on every linear of sto
   PC_REQUIRE_SHARED();
   PC_SKIP_IF(!pc::fs::Exists(pc::test::PerpcompBin()), "the perpcomp binary is not built");
   const std::string dir = pc::test::TempDir("prune-cli");
-  const std::string src = pc::test::SharedPath("models/stories260K");
-  pc::test::RunResult r =
-      pc::test::RunPerpcomp("convert --from llama2c --weights " + Q(src + "/stories260K.bin") + " --tokenizer " +
-                            Q(src + "/tok512.bin") + " --out " + Q(dir + "/model") + " -q");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  const std::string model = pc::test::ConvertedStories();
+  pc::test::RunResult r;
   const std::string calib = pc::test::SharedPath("text/tinyshakespeare/input.txt");
   struct Case {
     const char* recipe;
@@ -47,7 +43,7 @@ TEST_CASE("prune cli: shipped recipes give exact sparsity on every linear of sto
   for (const Case& c : cases) {
     INFO(c.recipe);
     const std::string out = dir + "/" + c.recipe;
-    r = pc::test::RunPerpcomp("compress --model " + Q(dir + "/model") + " --recipe " + c.recipe + " --calib " +
+    r = pc::test::RunPerpcomp("compress --model " + Q(model) + " --recipe " + c.recipe + " --calib " +
                               Q(calib) + " --calib-samples 16 --calib-seq-len 128 --out " + Q(out) + " -q");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

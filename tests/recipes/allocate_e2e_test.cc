@@ -18,17 +18,7 @@ using namespace pc::recipes;
 
 namespace {
 
-std::string Stories() {
-  static std::string dir;
-  if (dir.empty()) {
-    dir = pc::test::TempDir("alloc-stories") + "/stories";
-    auto r = RunPerpcomp("convert --from llama2c --weights '" + pc::test::SharedPath("models/stories260K/stories260K.bin") +
-                         "' --tokenizer '" + pc::test::SharedPath("models/stories260K/tok512.bin") + "' --out '" + dir + "'");
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-  }
-  return dir;
-}
+std::string Stories() { return pc::test::ConvertedStories(); }
 
 std::string WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

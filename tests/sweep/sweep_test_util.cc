@@ -72,17 +72,8 @@ std::string MakeModel() {
   static std::once_flag once;
   static std::string model;
   std::call_once(once, [] {
-    std::string dir = TempDir("sweep-model");
-    const std::string bin = SharedPath("models/stories260K/stories260K.bin");
-    if (!bin.empty() && stdfs::exists(bin)) {
-      model = dir + "/stories260K";
-      RunResult r = RunPerpcomp("convert --from llama2c --weights " + Q(bin) + " --tokenizer " +
-                      Q(SharedPath("models/stories260K/tok512.bin")) + " --out " + Q(model));
-      INFO(r.err);
-      REQUIRE(r.exit_code == 0);
-    } else {
-      model = TrainTinyModel(dir);  // no shared data
-    }
+    model = ConvertedStories();
+    if (model.empty()) model = TrainTinyModel(TempDir("sweep-model"));  // no shared data
   });
   return model;
 }

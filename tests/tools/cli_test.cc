@@ -14,17 +14,7 @@ using pc::test::RunPerpcomp;
 namespace {
 
 // stories260K converted once per test binary run.
-std::string Stories() {
-  static std::string dir;
-  if (dir.empty()) {
-    dir = pc::test::TempDir("cli-stories") + "/stories";
-    auto r = RunPerpcomp("convert --from llama2c --weights '" + pc::test::SharedPath("models/stories260K/stories260K.bin") +
-                         "' --tokenizer '" + pc::test::SharedPath("models/stories260K/tok512.bin") + "' --out '" + dir + "'");
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-  }
-  return dir;
-}
+std::string Stories() { return pc::test::ConvertedStories(); }
 
 std::string WriteFile(const std::string& name, const std::string& bytes) {
   std::string path = pc::test::TempDir("cli-files") + "/" + name;
