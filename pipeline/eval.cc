@@ -1,6 +1,7 @@
 #include "pipeline/eval.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "core/error.h"
@@ -17,6 +18,10 @@ namespace pc::pipeline {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
 nlohmann::json AccuracyJson(const std::vector<AccuracyRow>& rows) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& r : rows) {
@@ -29,6 +34,7 @@ nlohmann::json AccuracyJson(const std::vector<AccuracyRow>& rows) {
 }  // namespace
 
 EvalRunResult RunEval(const EvalRunOptions& o) {
+  const Clock::time_point start = Clock::now();
   PC_CHECK(!o.text.empty() || !o.pair_specs.empty() || !o.lm_eval.empty(),
            "eval: give --text (perplexity), --pairs (minimal pairs) or --import-lm-eval");
   PC_CHECK(o.reference.empty() || !o.text.empty(),
@@ -65,7 +71,9 @@ EvalRunResult RunEval(const EvalRunOptions& o) {
                                              o.pair_prefix);
   std::optional<TextWindows> tw;
   if (!o.text.empty()) {
+    const Clock::time_point t = Clock::now();
     tw = LoadTextWindows(o.text, o.text_field, o.seq_len, o.max_windows, LoadModelConfig(o.model), o.model);
+    res.seconds.tokenize = SecondsSince(t);
   }
   res.has_text = tw.has_value();
   if (!o.reference.empty()) CheckSameTokenizer(o.model, "model", o.reference, o.text);
@@ -94,7 +102,12 @@ EvalRunResult RunEval(const EvalRunOptions& o) {
   // Perplexity and the comparison with the reference run block by block (metrics/block_stream.h);
   // minimal pairs, of many lengths, run the whole forward and need every block resident.
   ModelOptions mo{o.model, o.dtype, /*load_blocks=*/!pairs.empty(), /*load_head=*/!pairs.empty()};
-  if (tw || !pairs.empty()) model = LoadModel(mo);
+  if (tw || !pairs.empty()) {
+    const Clock::time_point t = Clock::now();
+    model = LoadModel(mo);
+    res.seconds.load = SecondsSince(t);
+  }
+  const Clock::time_point forward_start = Clock::now();
   std::optional<ReferenceEvalResult> vs;
   if (tw) {
     if (!o.reference.empty()) {
@@ -125,6 +138,8 @@ EvalRunResult RunEval(const EvalRunOptions& o) {
     scores = ScoreMinimalPairs(*model, *tok, pairs, scoring);
     res.pairs = AggregatePairs(pairs, scores);
   }
+  if (tw || !pairs.empty()) res.seconds.forward = SecondsSince(forward_start);
+  res.seconds.total = SecondsSince(start);
 
   // The --json object; the text keys are also the run's attributes.
   nlohmann::json& j = res.json;
@@ -172,12 +187,18 @@ EvalRunResult RunEval(const EvalRunOptions& o) {
       j["lm_eval_reference"] = o.lm_eval_reference;
     }
   }
+  j["seconds"] = {{"tokenize", res.seconds.tokenize},
+                  {"load", res.seconds.load},
+                  {"forward", res.seconds.forward},
+                  {"total", res.seconds.total}};
 
   if (ro) {
     RunOutput output = StartRunOutput(*ro);
     nlohmann::json attrs = {{"run", ro->run}, {"model", o.model}, {"dtype", o.dtype},
                             {"compute_dtype", dtypes.compute_name},
-                            {"metrics_conventions", kMetricsConventionsVersion}};
+                            {"metrics_conventions", kMetricsConventionsVersion},
+                            {"seconds_tokenize", res.seconds.tokenize}, {"seconds_load", res.seconds.load},
+                            {"seconds_forward", res.seconds.forward}, {"seconds_total", res.seconds.total}};
     if (model) {
       std::string record = CompressionRecord(*model);
       if (!record.empty()) attrs["compression"] = record;

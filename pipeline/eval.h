@@ -44,6 +44,14 @@ struct EvalRunOptions {
   int64_t memory_limit = 0;             // --max-memory in bytes (0: the machine's available memory)
 };
 
+// Wall time of the parts of a run (the `seconds` JSON object; `seconds_*` attributes of the run).
+struct EvalSeconds {
+  double tokenize = 0;  // reading --text, tokenizing it and cutting the windows
+  double load = 0;      // loading the model (without the blocks a block-by-block run loads as it goes)
+  double forward = 0;   // perplexity (and the reference comparison) and the minimal pairs' scoring
+  double total = 0;     // the whole run up to its results, before --out is written
+};
+
 struct EvalRunResult {
   bool has_text = false;
   PerplexityResult ppl;                          // with text
@@ -54,6 +62,7 @@ struct EvalRunResult {
   std::optional<LmEvalResults> lm_eval;          // with --import-lm-eval
   std::vector<LmEvalDrop> lm_eval_drops;         // with --lm-eval-reference
   std::string run;                               // the run written to `out` ("" without)
+  EvalSeconds seconds;
   nlohmann::json json;                           // the --json object (docs/METRICS.md)
 };
 
