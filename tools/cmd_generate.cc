@@ -4,6 +4,7 @@
 
 #include "calibration/windows.h"
 #include "core/error.h"
+#include "pipeline/run_io.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
 
@@ -11,7 +12,7 @@ namespace pc::cli {
 
 int RunGenerate(const std::vector<std::string>& args) {
   CommonOptions common;
-  ModelOptions mo;
+  pipeline::ModelOptions mo;
   std::string prompt;
   GenerateOptions go;
   bool echo = false, stop_at_eos = true;
@@ -30,8 +31,8 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (!Parse("generate", "--model DIR [--prompt TEXT] [options]", desc, args, vm, nullptr, &common)) return 0;
   stop_at_eos = vm.count("ignore-eos") == 0;
 
-  auto model = LoadModel(mo);
-  auto tok = LoadModelTokenizer(mo.model);
+  auto model = pipeline::LoadModel(mo);
+  auto tok = pipeline::LoadModelTokenizer(mo.model);
   std::vector<int64_t> ids = TokenizeStream(*tok, prompt);
   if (ids.empty()) ids.push_back(ScoringStartId(*tok));  // no BOS: start after end-of-text
   if (stop_at_eos) go.stop_id = tok->eos_id();

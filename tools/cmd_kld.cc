@@ -19,9 +19,9 @@
 #include "metrics/kld_base.h"
 #include "metrics/minimal_pairs.h"
 #include "model/gguf_convert.h"
+#include "pipeline/run_io.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
-#include "tools/run_io.h"
 
 namespace pc::cli {
 
@@ -83,7 +83,7 @@ void PrintSummary(const KldResult& r, const std::string& model, const std::strin
 
 int RunKld(const std::vector<std::string>& args) {
   CommonOptions common;
-  ModelOptions mo;
+  pipeline::ModelOptions mo;
   std::string save_base, base_path, text_path, text_field, pair_prefix;
   std::vector<std::string> pair_specs;
   int64_t seq_len = 0, max_windows = 0, batch = 0, top_k = 32, pair_batch_tokens = 8192;
@@ -128,13 +128,13 @@ int RunKld(const std::vector<std::string>& args) {
     fs::CheckNotAnInput(save_base, "--save-base", {{"--model", mo.model}, {"--text", text_path}});
     fs::CheckOutputPath(save_base, overwrite, "--save-base");
     ModelFolder folder(mo.model);
-    ModelOptions lo = mo;
+    pipeline::ModelOptions lo = mo;
     lo.model = folder.dir();
     const ModelConfig config = LoadModelConfig(lo.model);
-    auto tok = LoadModelTokenizer(lo.model);
+    auto tok = pipeline::LoadModelTokenizer(lo.model);
     if (!pairs.empty()) CheckPairLengths(*tok, pairs, config.max_pos, pair_prefix);
-    TextWindows tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, config, lo.model);
-    auto model = LoadModel(lo);
+    pipeline::TextWindows tw = pipeline::LoadTextWindows(text_path, text_field, seq_len, max_windows, config, lo.model);
+    auto model = pipeline::LoadModel(lo);
     KldBase base = ComputeKldBase(*model, *tok, tw.windows.tokens, top_k, batch, pairs, scoring);
     base.model = mo.model;
     base.dtype = mo.dtype;
@@ -162,21 +162,22 @@ int RunKld(const std::vector<std::string>& args) {
   PC_CHECK(vm["top-k"].defaulted(), "--top-k is chosen at --save-base; the base file has its own");
   KldBase base = ReadKldBase(base_path);
   ModelFolder folder(mo.model);
-  ModelOptions lo = mo;
+  pipeline::ModelOptions lo = mo;
   lo.model = folder.dir();
   const ModelConfig config = LoadModelConfig(lo.model);
-  auto tok = LoadModelTokenizer(lo.model);
+  auto tok = pipeline::LoadModelTokenizer(lo.model);
   const std::string model_name = "model '" + mo.model + "'";
   CheckKldCompatible(base, base_path, config, *tok, model_name);
   if (!text_path.empty()) {
-    TextWindows tw = LoadTextWindows(text_path, text_field, seq_len > 0 ? seq_len : base.tokens.size(1),
-                                     max_windows > 0 ? max_windows : base.tokens.size(0), config, lo.model);
+    pipeline::TextWindows tw =
+        pipeline::LoadTextWindows(text_path, text_field, seq_len > 0 ? seq_len : base.tokens.size(1),
+                                  max_windows > 0 ? max_windows : base.tokens.size(0), config, lo.model);
     CheckKldTokens(base, base_path, tw.windows.tokens, text_path);
   }
   if (pairs.empty() && base.pairs > 0) {
     log::Info("kld", "the base holds ", base.pairs, " minimal pairs; give the same --pairs for the flips");
   }
-  auto model = LoadModel(lo);
+  auto model = pipeline::LoadModel(lo);
   KldResult r = EvaluateKld(*model, *tok, base, base_path, batch, pairs, scoring);
   if (json) {
     nlohmann::json j = DownstreamJson(r.downstream);

@@ -1,21 +1,15 @@
 // perpcomp measure --reference DIR --compressed DIR --text FILE --out FILE.h5 [--run NAME]
 //   [--seq-len N] [--max-windows K] [--per-token] [--cache DIR | --no-cache] [--overwrite | --append]
 // Directional error of a compressed model against its reference at every site (docs/METRICS.md),
-// into a "measure" HDF5 file (docs/HDF5.md), with a per-layer summary on stdout.
+// into a "measure" HDF5 file (docs/HDF5.md), with a per-layer summary on stdout. The run is
+// pipeline/measure.h; here the options, the call and the printing.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/fs.h"
-#include "core/log.h"
 #include "core/strings.h"
-#include "core/tensor_util.h"
-#include "metrics/measure.h"
-#include "metrics/results_h5.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/measure.h"
 #include "tools/cli.h"
-#include "tools/model_options.h"
 #include "tools/run_io.h"
 
 namespace pc::cli {
@@ -56,24 +50,24 @@ void PrintSummary(const MeasureResult& r, int layers) {
 int RunMeasure(const std::vector<std::string>& args) {
   CommonOptions common;
   CacheFlags cache;
-  std::string reference, compressed, text_path, text_field, out, run, dtype, max_memory;
-  int64_t seq_len = 0, max_windows = 0, batch = 0;
-  bool per_token = false, overwrite = false, append = false, json = false;
+  pipeline::MeasureRunOptions o;
+  std::string max_memory;
+  bool json = false;
   po::options_description desc("options");
   desc.add_options()
-    ("reference", po::value<std::string>(&reference)->required(), "reference Hugging Face folder (also its tokenizer)")
-    ("compressed", po::value<std::string>(&compressed)->required(), "compressed model folder, same architecture")
-    ("text", po::value<std::string>(&text_path)->required(), "text to measure on: plain UTF-8 or JSON lines (*.jsonl)")
-    ("text-field", po::value<std::string>(&text_field)->default_value("text"), "JSON-lines field holding the text")
-    ("out", po::value<std::string>(&out)->required(), "output HDF5 file (kind \"measure\")")
-    ("run", po::value<std::string>(&run), "run name (default: the compressed folder's name)")
-    ("seq-len", po::value<int64_t>(&seq_len)->default_value(0), "window length in tokens (0: 2048 capped at the model's context)")
-    ("max-windows", po::value<int64_t>(&max_windows)->default_value(0), "measure the first K windows (0: all)")
-    ("batch", po::value<int64_t>(&batch)->default_value(0), "windows per forward (0: automatic)")
-    ("per-token", po::bool_switch(&per_token), "store every token's values (and NLL, KL) too")
-    ("dtype", po::value<std::string>(&dtype)->default_value("f32"), "weights' dtype: f32 | bf16 (bf16 is computed in f32 on a CPU without native bf16)")
-    ("overwrite", po::bool_switch(&overwrite), "replace an existing --out (with --append: a run of the same name)")
-    ("append", po::bool_switch(&append), "add this run to an existing measure file (rebuilt crash-safely)")
+    ("reference", po::value<std::string>(&o.reference)->required(), "reference Hugging Face folder (also its tokenizer)")
+    ("compressed", po::value<std::string>(&o.compressed)->required(), "compressed model folder, same architecture")
+    ("text", po::value<std::string>(&o.text)->required(), "text to measure on: plain UTF-8 or JSON lines (*.jsonl)")
+    ("text-field", po::value<std::string>(&o.text_field)->default_value("text"), "JSON-lines field holding the text")
+    ("out", po::value<std::string>(&o.out)->required(), "output HDF5 file (kind \"measure\")")
+    ("run", po::value<std::string>(&o.run), "run name (default: the compressed folder's name)")
+    ("seq-len", po::value<int64_t>(&o.seq_len)->default_value(0), "window length in tokens (0: 2048 capped at the model's context)")
+    ("max-windows", po::value<int64_t>(&o.max_windows)->default_value(0), "measure the first K windows (0: all)")
+    ("batch", po::value<int64_t>(&o.batch)->default_value(0), "windows per forward (0: automatic)")
+    ("per-token", po::bool_switch(&o.per_token), "store every token's values (and NLL, KL) too")
+    ("dtype", po::value<std::string>(&o.dtype)->default_value("f32"), "weights' dtype: f32 | bf16 (bf16 is computed in f32 on a CPU without native bf16)")
+    ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --out (with --append: a run of the same name)")
+    ("append", po::bool_switch(&o.append), "add this run to an existing measure file (rebuilt crash-safely)")
     ("json", po::bool_switch(&json), "print one JSON object instead of the table")
     ("max-memory", po::value<std::string>(&max_memory),
      "refuse to start when the estimated peak memory exceeds SIZE (e.g. 4G, 512M, 1.5GiB)");
@@ -84,76 +78,22 @@ int RunMeasure(const std::vector<std::string>& args) {
              nullptr, &common)) {
     return 0;
   }
-  PC_CHECK(batch >= 0, "--batch must not be negative");
-  const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
-  RunOutputOptions ro{out, store::kind::kMeasure, run.empty() ? DefaultRunName(compressed) : run, overwrite, append};
-  fs::CheckNotAnInput(out, "--out", {{"--reference", reference}, {"--compressed", compressed}, {"--text", text_path}});
-  CheckRunOutput(ro);
-  MeasureOptions mo;
-  mo.cache = ToCacheOptions(cache);
-  mo.batch = batch;
-  mo.per_token = per_token;
-  mo.reference_name = "reference '" + reference + "'";
-  mo.compressed_name = "compressed '" + compressed + "'";
-
-  // Both models stay in their checkpoints and are measured block by block (metrics/measure.h):
-  // embeddings first (then freed), one block of each, the heads last.
-  ModelOptions ref_opts{reference, dtype, /*load_blocks=*/false, /*load_head=*/false};
-  ModelOptions comp_opts{compressed, dtype, /*load_blocks=*/false, /*load_head=*/false};
-  mo.release_embeddings = true;
-  const ModelConfig ref_config = LoadModelConfig(reference);
-  CheckSameConfig(ref_config, LoadModelConfig(compressed), mo.reference_name, mo.compressed_name);
-  CheckSameTokenizer(compressed, "compressed model", reference, text_path);
-  TextWindows tw = LoadTextWindows(text_path, text_field, seq_len, max_windows, ref_config, reference);
-  {
-    recipes::EvalMemoryOptions eo;
-    eo.windows = tw.windows.tokens.size(0);
-    eo.seq_len = tw.windows.tokens.size(1);
-    eo.batch = batch;
-    const at::ScalarType weights = ParseDType(dtype);
-    eo.weight_bytes = static_cast<int>(c10::elementSize(weights));
-    eo.compute_bytes = static_cast<int>(c10::elementSize(ComputeDType(weights)));
-    eo.disk_bytes = recipes::DiskWeightBytes(ref_config);
-    eo.per_token = per_token;
-    eo.text_bytes = fs::FileSize(text_path);
-    const recipes::MemoryEstimate memory = recipes::EstimateMeasure(ref_config, eo);
-    log::Verbose("measure", memory.Describe(8));
-    recipes::CheckMemoryFits(memory, memory_limit, "reduce --batch (windows per forward) or --max-windows, or use --dtype bf16");
-  }
-  auto ref = LoadModel(ref_opts);
-  auto comp = LoadModel(comp_opts);
-  mo.text_sha256 = tw.text.sha256;
-  MeasureResult r = Measure(*ref, *comp, tw.windows.tokens, mo);
-
-  RunOutput output = StartRunOutput(ro);
-  nlohmann::json attrs = {{"run", ro.run},
-                          {"reference", reference},
-                          {"compressed", compressed},
-                          {"text", text_path},
-                          {"text_sha256", tw.text.sha256},
-                          {"stream_tokens", tw.windows.stream_tokens},
-                          {"tokens", r.windows * (r.seq_len - 1)},
-                          {"dtype", dtype},
-                          {"compute_dtype", DTypeName(ComputeDType(ParseDType(dtype)))},
-                          {"model_type", ref->config().model_type},
-                          {"layers", ref->num_layers()}};
-  std::string record = CompressionRecord(*comp);
-  if (!record.empty()) attrs["compression"] = record;
-  SetAttrs(output.run, attrs);
-  WriteMeasureRun(output.run, r, tw.windows.tokens);
-  output.writer.Commit();
+  o.memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
+  o.cache = ToCacheOptions(cache);
+  const pipeline::MeasureRunResult res = pipeline::RunMeasure(o);
+  const MeasureResult& r = res.measure;
 
   if (json) {
     const DownstreamSummary& d = r.downstream;
-    nlohmann::json j = {{"out", out},         {"run", ro.run},           {"windows", r.windows},
-                        {"seq_len", r.seq_len}, {"text_sha256", tw.text.sha256}, {"sites", r.sites.size()},
+    nlohmann::json j = {{"out", o.out},         {"run", res.run},           {"windows", r.windows},
+                        {"seq_len", r.seq_len}, {"text_sha256", res.text_sha256}, {"sites", r.sites.size()},
                         {"delta_nll", d.delta_nll}, {"kl_mean", d.kl_mean}, {"top1_agreement", d.top1_agreement},
                         {"cache_hit", r.cache_hit}, {"seconds", r.seconds}};
     std::cout << j.dump() << std::endl;
   } else {
-    PrintSummary(r, ref->num_layers());
-    std::printf("\nwrote %s (run '%s', %zu site entries, %zu linears%s) in %.1f s\n", out.c_str(), ro.run.c_str(),
-                r.sites.size(), r.weights.size(), per_token ? ", per-token values" : "", r.seconds);
+    PrintSummary(r, res.layers);
+    std::printf("\nwrote %s (run '%s', %zu site entries, %zu linears%s) in %.1f s\n", o.out.c_str(), res.run.c_str(),
+                r.sites.size(), r.weights.size(), o.per_token ? ", per-token values" : "", r.seconds);
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "metrics/results_h5.h"
+#include "pipeline/run_io.h"
 #include "probes/decompose.h"
 #include "probes/norm_depth.h"
 #include "probes/perturb.h"
@@ -24,7 +25,6 @@
 #include "tools/cli.h"
 #include "tools/model_options.h"
 #include "tools/probe_report.h"
-#include "tools/run_io.h"
 
 namespace pc::cli {
 
@@ -33,7 +33,7 @@ namespace {
 // Options every probe shares.
 struct ProbeFlags {
   CommonOptions common;
-  ModelOptions mo;
+  pipeline::ModelOptions mo;
   std::string text, text_field, layers, out, html;
   int64_t seq_len = 0, max_windows = 32, batch = 0, max_pairs = 0, pair_batch_tokens = 8192;
   std::vector<std::string> pairs;
@@ -70,7 +70,7 @@ struct ProbeSetup {
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   probes::ProbeInputs in;
-  TextWindows text;
+  pipeline::TextWindows text;
   ProbeContext context;
 };
 
@@ -104,9 +104,9 @@ ProbeSetup Load(const std::string& probe, const ProbeFlags& f, const std::vector
     s.in.pairs.insert(s.in.pairs.end(), p.begin(), p.end());
     s.context.pair_files.push_back(file);
   }
-  s.text = LoadTextWindows(f.text, f.text_field, f.seq_len, f.max_windows, config, f.mo.model);
-  s.model = LoadModel(f.mo);
-  s.tokenizer = LoadModelTokenizer(f.mo.model);
+  s.text = pipeline::LoadTextWindows(f.text, f.text_field, f.seq_len, f.max_windows, config, f.mo.model);
+  s.model = pipeline::LoadModel(f.mo);
+  s.tokenizer = pipeline::LoadModelTokenizer(f.mo.model);
   s.in.windows = s.text.windows.tokens;
   s.in.batch = f.batch;
   s.in.tokenizer = s.tokenizer.get();

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "metrics/minimal_pairs.h"
+#include "pipeline/run_io.h"
 #include "recipes/memory_estimate.h"
 #include "recipes/param_value.h"
 #include "recipes/sweep_results.h"
@@ -178,9 +179,10 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   }
   // Sentences longer than the context are refused now, and the longest counts in the estimate.
   const int64_t longest_pair = in.pairs.empty() ? 0
-                               : CheckPairLengths(*LoadModelTokenizer(model_dir), in.pairs,
+                               : CheckPairLengths(*pipeline::LoadModelTokenizer(model_dir), in.pairs,
                                                   LoadModelConfig(model_dir).max_pos);
-  TextWindows tw = LoadTextWindows(eval_path, "text", seq_len, max_windows, LoadModelConfig(model_dir), model_dir);
+  pipeline::TextWindows tw =
+      pipeline::LoadTextWindows(eval_path, "text", seq_len, max_windows, LoadModelConfig(model_dir), model_dir);
   in.windows = tw.windows.tokens;
   in.eval_sha256 = tw.text.sha256;
   in.stream_tokens = tw.windows.stream_tokens;

@@ -10,12 +10,12 @@
 #include "core/log.h"
 #include "metrics/pairs_file.h"
 #include "model/config.h"
+#include "pipeline/run_io.h"
 #include "recipes/sweep_run.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
 #include "reports/sweep_results.h"
 #include "store/file.h"
-#include "tools/run_io.h"
 
 namespace pc::cli {
 
@@ -27,8 +27,8 @@ nlohmann::json RunDemoSweep(const std::string& model_dir, const std::string& cor
   in.calib.source = fs::Join(corpus_dir, "train.txt");
   in.calib.seq_len = 64;
   in.eval_path = fs::Join(corpus_dir, "valid.txt");
-  TextWindows tw = LoadTextWindows(in.eval_path, "text", /*seq_len=*/64, /*max_windows=*/64, LoadModelConfig(model_dir),
-                                   model_dir);
+  pipeline::TextWindows tw = pipeline::LoadTextWindows(in.eval_path, "text", /*seq_len=*/64, /*max_windows=*/64,
+                                                       LoadModelConfig(model_dir), model_dir);
   in.windows = tw.windows.tokens;
   in.eval_sha256 = tw.text.sha256;
   in.stream_tokens = tw.windows.stream_tokens;

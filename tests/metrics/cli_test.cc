@@ -177,6 +177,16 @@ TEST_CASE("perpcomp eval: reference, minimal pairs, lm-eval import, HDF5 and JSO
   CHECK(j["pairs"]["files"]["mine"]["pairs"] == 2);
   CHECK(j["pairs"]["ties"] == 1);
   CHECK(j["lm_eval"]["blimp_x"]["acc,none"] == 0.75);
+  // The parts' wall times: disjoint parts of the total, every part that ran took some time.
+  REQUIRE(j.contains("seconds"));
+  for (const char* k : {"tokenize", "load", "forward", "total"}) {
+    INFO(k);
+    REQUIRE(j["seconds"].contains(k));
+    CHECK(j["seconds"][k].get<double>() > 0);
+  }
+  CHECK(j["seconds"]["tokenize"].get<double>() + j["seconds"]["load"].get<double>() +
+            j["seconds"]["forward"].get<double>() <=
+        j["seconds"]["total"].get<double>() + 1e-9);
   {
     pc::store::File file = pc::store::File::OpenRead(out, pc::store::kind::kEval);
     pc::store::Group run = file.root().OpenGroup("runs/model");
@@ -188,6 +198,10 @@ TEST_CASE("perpcomp eval: reference, minimal pairs, lm-eval import, HDF5 and JSO
     CHECK(run.OpenGroup("pairs").ReadTable("items").rows() == 2);
     CHECK(run.OpenGroup("pairs").GetAttr<int64_t>("ties") == 1);
     CHECK(run.OpenGroup("lm_eval").ReadTable("scores").Get<std::string>("filter")[0] == "none");
+    for (const char* k : {"tokenize", "load", "forward", "total"}) {
+      INFO(k);
+      CHECK(run.GetAttr<double>(std::string("seconds_") + k) == Approx(j["seconds"][k].get<double>()));
+    }
   }
   // Plain perplexity keeps its keys.
   r = pc::test::RunPerpcomp("eval --model " + Q(f.ref) + " --text " + Q(f.text) + " --seq-len 64 --json");
@@ -195,6 +209,7 @@ TEST_CASE("perpcomp eval: reference, minimal pairs, lm-eval import, HDF5 and JSO
   j = nlohmann::json::parse(r.out);
   for (const char* k : {"ppl", "mean_nll", "tokens", "windows", "seq_len", "text_sha256", "model"}) CHECK(j.contains(k));
   CHECK_FALSE(j.contains("kl_mean"));
+  for (const char* k : {"tokenize", "load", "forward", "total"}) CHECK(j["seconds"][k].get<double>() >= 0);
 
   // Pairs errors.
   std::string bad = f.dir + "/bad.jsonl";

@@ -64,6 +64,12 @@ TEST_CASE("stories260K: info, eval JSON keys and errors", "[tools][shared]") {
   CHECK(j["text_sha256"] == pc::Sha256Hex(pc::fs::ReadFile(text)));
   CHECK(j["ppl"].get<double>() > 1.0);
   CHECK(j["ppl"].get<double>() < 40.0);
+  for (const char* k : {"tokenize", "load", "forward", "total"}) {
+    INFO(k);
+    REQUIRE(j["seconds"].contains(k));
+    CHECK(j["seconds"][k].get<double>() >= 0);
+    CHECK(j["seconds"][k].get<double>() <= j["seconds"]["total"].get<double>());
+  }
 
   auto longer = RunPerpcomp("eval --model '" + Stories() + "' --text '" + text + "' --seq-len 500");
   CHECK(longer.exit_code == 1);
