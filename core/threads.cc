@@ -37,6 +37,20 @@ char* AppendText(char* out, const char* text) {
   return out + n;
 }
 
+// True when the address-space limit (RLIMIT_AS) has no value or leaves room to map `need` bytes:
+// they are mapped (without reserving memory) and released at once. Only system calls, so it is
+// safe from the preinit array. `*limit` gets the limit in bytes (0 when there is none).
+bool AddressSpaceFits(size_t need, size_t* limit) {
+  rlimit as{};
+  *limit = 0;
+  if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return true;
+  *limit = static_cast<size_t>(as.rlim_cur);
+  void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  ::munmap(p, need);
+  return true;
+}
+
 // Runs from the executable's DT_PREINIT_ARRAY: after the dynamic linker has mapped every shared
 // library, before any of their constructors. OpenBLAS's constructor (gotoblas_init ->
 // blas_thread_init) takes one 128 MiB buffer per core and, when the address-space limit
@@ -45,8 +59,8 @@ char* AppendText(char* out, const char* text) {
 // and a limit without it ends the process with an error (docs/RELIABILITY.md, "Address-space
 // limits"). Only system calls and no allocation: nothing in libc's users has started yet.
 void CheckAddressSpaceBeforeLibraries(int, char**, char**) {
-  rlimit as{};
-  if (::getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
+  // Cores as OpenBLAS counts them when it loads (the affinity mask, not a cgroup's CPU quota as
+  // AvailableCores() does): its constructor sizes its buffers by this count, whatever --threads says.
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
@@ -54,15 +68,12 @@ void CheckAddressSpaceBeforeLibraries(int, char**, char**) {
   // pools: their stacks and malloc arenas; without it, pthreadpool_create waits forever on a thread
   // that could not be created).
   const size_t need = kBlasBuffer * static_cast<size_t>(cores) + (size_t(128) << 20);
-  void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p != MAP_FAILED) {
-    ::munmap(p, need);
-    return;
-  }
+  size_t limit = 0;
+  if (AddressSpaceFits(need, &limit)) return;
   char msg[512];
   char* e = msg;
   e = AppendText(e, "error: out of memory at startup: the address-space limit (ulimit -v) of ");
-  e = AppendNumber(e, static_cast<unsigned long long>(as.rlim_cur >> 20));
+  e = AppendNumber(e, static_cast<unsigned long long>(limit >> 20));
   e = AppendText(e, " MiB leaves less than ");
   e = AppendNumber(e, static_cast<unsigned long long>(need >> 20));
   e = AppendText(e, " MiB beyond the shared libraries for the linear-algebra library's start (OpenBLAS takes "
@@ -90,16 +101,12 @@ void SetThreads(int n) {
 int GetThreads() { return at::get_num_threads(); }
 
 void PrepareBlas(int threads) {
-  rlimit as{};
-  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    const size_t need = kBlasBuffer * static_cast<size_t>(threads + 1) + (size_t(64) << 20);
-    void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    PC_CHECK(p != MAP_FAILED, "out of memory at startup: the address-space limit (ulimit -v) of ",
-             HumanBytes(static_cast<double>(as.rlim_cur)), " leaves less than ", HumanBytes(static_cast<double>(need)),
-             " for the linear-algebra library's working buffers (OpenBLAS takes 128 MiB per thread; ", threads,
-             " threads); raise ulimit -v or lower --threads");
-    ::munmap(p, need);
-  }
+  const size_t need = kBlasBuffer * static_cast<size_t>(threads + 1) + (size_t(64) << 20);
+  size_t limit = 0;
+  PC_CHECK(AddressSpaceFits(need, &limit), "out of memory at startup: the address-space limit (ulimit -v) of ",
+           HumanBytes(static_cast<double>(limit)), " leaves less than ", HumanBytes(static_cast<double>(need)),
+           " for the linear-algebra library's working buffers (OpenBLAS takes 128 MiB per thread; ", threads,
+           " threads); raise ulimit -v or lower --threads");
   at::NoGradGuard no_grad;
   const at::Tensor a = at::ones({128, 128});
   (void)at::mm(a, a);  // OpenBLAS's own threads

@@ -61,7 +61,11 @@ bool SameValue(const pc::GgufValue& a, const pc::GgufValue& b) {
   switch (a.type) {
     case pc::GgufType::kString: return a.str == b.str;
     case pc::GgufType::kArray:
-      return a.elem == b.elem && a.count == b.count && a.strings == b.strings && a.raw == b.raw;
+      if (a.elem != b.elem || a.count != b.count || a.strings != b.strings || a.raw != b.raw) return false;
+      if (a.arrays.size() != b.arrays.size()) return false;
+      for (size_t k = 0; k < a.arrays.size(); ++k)  // arrays of arrays, element by element
+        if (!SameValue(a.arrays[k], b.arrays[k])) return false;
+      return true;
     case pc::GgufType::kF32: return std::memcmp(&a.f, &b.f, sizeof a.f) == 0 || (a.f != a.f && b.f != b.f);
     default: return a.u == b.u && a.i == b.i;
   }
@@ -79,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int n_meta = r.U8() % 8;
     for (int k = 0; k < n_meta; ++k) {
       const std::string key = r.Name("k" + std::to_string(k));  // the index keeps keys unique
-      switch (r.U8() % 8) {
+      switch (r.U8() % 9) {
         case 0: meta.emplace_back(key, pc::GgufString(r.Bytes(40))); break;
         case 1: meta.emplace_back(key, pc::GgufU32(r.U32())); break;
         case 2: meta.emplace_back(key, pc::GgufI32(static_cast<int32_t>(r.U32()))); break;
@@ -101,6 +105,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           std::vector<float> v(r.U8() % 9);
           for (auto& f : v) f = static_cast<float>(static_cast<int32_t>(r.U32())) / 65536.0f;
           meta.emplace_back(key, pc::GgufF32Array(v));
+          break;
+        }
+        case 7: {  // an array of arrays (of i32 arrays, or string arrays)
+          pc::GgufValue outer;
+          outer.type = pc::GgufType::kArray;
+          outer.elem = pc::GgufType::kArray;
+          outer.count = r.U8() % 4;
+          for (uint64_t j = 0; j < outer.count; ++j) {
+            if (r.U8() % 2) {
+              std::vector<int32_t> v(r.U8() % 5);
+              for (auto& i : v) i = static_cast<int32_t>(r.U32());
+              outer.arrays.push_back(pc::GgufI32Array(v));
+            } else {
+              std::vector<std::string> v(r.U8() % 3);
+              for (auto& t : v) t = r.Bytes(8);
+              outer.arrays.push_back(pc::GgufStringArray(v));
+            }
+          }
+          meta.emplace_back(key, outer);
           break;
         }
         default: {
