@@ -1,6 +1,7 @@
 #include "metrics/results_h5.h"
 
 #include "core/error.h"
+#include "metrics/site_columns.h"
 #include "store/table.h"
 
 namespace pc {
@@ -71,9 +72,9 @@ void WriteMeasureRun(const store::Group& run, const MeasureResult& r, const at::
   const size_t n = r.sites.size();
   std::vector<std::string> name(n), site(n), role(n), kind(n), frame(n);
   std::vector<int64_t> layer(n), dim(n), tokens(n), skipped(n);
-  std::vector<std::vector<double>> cols(21, std::vector<double>(n));
+  std::vector<std::vector<double>> cols(kNumSiteValueColumns, std::vector<double>(n));
   std::vector<int64_t> last_tokens(n);
-  std::vector<std::vector<double>> pct(9, std::vector<double>(n));
+  std::vector<std::vector<double>> pct(kNumRelQuantities * 3, std::vector<double>(n));
   for (size_t i = 0; i < n; ++i) {
     const SiteEntry& e = r.sites[i];
     const SiteAggregate& a = r.aggregates[i];
@@ -86,52 +87,44 @@ void WriteMeasureRun(const store::Group& run, const MeasureResult& r, const at::
     dim[i] = e.dim;
     tokens[i] = a.tokens;
     skipped[i] = a.skipped_tokens;
-    const double v[21] = {a.mean_rel_iso,     a.mean_rel_par,     a.mean_rel_perp,     a.mean_rel_p,
-                          a.ratio_iso,        a.ratio_par,        a.ratio_perp,        a.ratio_p,
-                          a.mean_iso,         a.mean_par,         a.mean_perp,         a.mean_p,
-                          a.mean_ref_sq,      a.mean_cos,         a.mean_norm_ratio,   a.mean_relnorm_iso,
-                          a.mean_relnorm_par, a.mean_relnorm_perp, a.last_relnorm_iso, a.last_relnorm_par,
-                          a.last_relnorm_perp};
-    for (int k = 0; k < 21; ++k) cols[k][i] = v[k];
+    int k = 0;
+#define PC_SITE_VALUE(member, form, quantity) cols[k++][i] = a.member;
+    PC_SITE_VALUE_COLUMNS(PC_SITE_VALUE)
+#undef PC_SITE_VALUE
     last_tokens[i] = a.last_tokens;
-    for (int q = 0; q < 3; ++q) {
-      for (int k = 0; k < 3; ++k) pct[q * 3 + k][i] = a.percentile[q][k];
+    for (int q = 0; q < kNumRelQuantities; ++q) {
+      for (int l = 0; l < 3; ++l) pct[q * 3 + l][i] = a.percentile[q][l];
     }
   }
-  static const char* kCols[21] = {"mean_rel_iso",      "mean_rel_par",      "mean_rel_perp",    "mean_rel_p",
-                                  "ratio_iso",         "ratio_par",         "ratio_perp",       "ratio_p",
-                                  "mean_iso",          "mean_par",          "mean_perp",        "mean_p",
-                                  "mean_ref_sq",       "mean_cos",          "mean_norm_ratio",  "mean_relnorm_iso",
-                                  "mean_relnorm_par",  "mean_relnorm_perp", "last_relnorm_iso", "last_relnorm_par",
-                                  "last_relnorm_perp"};
-  static const char* kPct[9] = {"p50_rel_iso",  "p90_rel_iso",  "p99_rel_iso",  "p50_rel_par", "p90_rel_par",
-                                "p99_rel_par",  "p50_rel_perp", "p90_rel_perp", "p99_rel_perp"};
   store::Table sites(run.Where() + "/sites");
   sites.AddColumn("name", name).AddColumn("site", site).AddColumn("layer", layer).AddColumn("role", role);
   sites.AddColumn("kind", kind).AddColumn("frame", frame).AddColumn("dim", dim);
   sites.AddColumn("tokens", tokens).AddColumn("skipped_tokens", skipped).AddColumn("last_tokens", last_tokens);
-  for (int k = 0; k < 21; ++k) sites.AddColumn(kCols[k], cols[k]);
-  for (int k = 0; k < 9; ++k) sites.AddColumn(kPct[k], pct[k]);
+  for (int k = 0; k < kNumSiteValueColumns; ++k) sites.AddColumn(kSiteValueColumns[k].name, cols[k]);
+  for (int q = 0; q < kNumRelQuantities; ++q) {
+    for (int l = 0; l < 3; ++l) sites.AddColumn(SitePercentileColumn(q, l), pct[q * 3 + l]);
+  }
   run.WriteTable("sites", sites);
 
   // weights: one row per linear.
   const size_t m = r.weights.size();
   std::vector<std::string> wname(m), wrole(m);
   std::vector<int64_t> wlayer(m), numel(m);
-  std::vector<double> rel_fro(m), sparsity(m), ref_sparsity(m);
+  std::vector<std::vector<double>> wcols(kNumWeightValueColumns, std::vector<double>(m));
   for (size_t i = 0; i < m; ++i) {
     const WeightError& w = r.weights[i];
     wname[i] = w.name;
     wrole[i] = w.role;
     wlayer[i] = w.layer;
     numel[i] = w.numel;
-    rel_fro[i] = w.rel_fro;
-    sparsity[i] = w.sparsity;
-    ref_sparsity[i] = w.ref_sparsity;
+    int k = 0;
+#define PC_WEIGHT_VALUE(member) wcols[k++][i] = w.member;
+    PC_WEIGHT_VALUE_COLUMNS(PC_WEIGHT_VALUE)
+#undef PC_WEIGHT_VALUE
   }
   store::Table weights(run.Where() + "/weights");
   weights.AddColumn("name", wname).AddColumn("layer", wlayer).AddColumn("role", wrole).AddColumn("numel", numel);
-  weights.AddColumn("rel_fro", rel_fro).AddColumn("sparsity", sparsity).AddColumn("ref_sparsity", ref_sparsity);
+  for (int k = 0; k < kNumWeightValueColumns; ++k) weights.AddColumn(kWeightValueColumns[k], wcols[k]);
   run.WriteTable("weights", weights);
 
   WriteDownstream(run.CreateGroup("downstream"), r.downstream);

@@ -13,14 +13,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "metrics/site_columns.h"
 #include "metrics/split_rows.h"
 
 namespace pc {
 
-// Per-token relative quantities kept for percentiles, in this order.
+// Per-token relative quantities kept for percentiles, in this order (kSitePercentileQuantities,
+// metrics/site_columns.h), and the percentile levels of the sites table's p*_rel_* columns.
 enum class RelQuantity : int { kIso = 0, kPar = 1, kPerp = 2 };
 inline constexpr int kNumRelQuantities = 3;
-inline constexpr double kPercentiles[3] = {50, 90, 99};
+inline constexpr double kPercentiles[3] = {kSitePercentileLevels[0], kSitePercentileLevels[1], kSitePercentileLevels[2]};
 
 struct SiteAggregate {
   int64_t tokens = 0;          // valid tokens

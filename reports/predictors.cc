@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "metrics/site_columns.h"
 
 namespace pc::reports {
 namespace {
@@ -30,20 +31,14 @@ const Quantity kQuantities[] = {
     {"norm_ratio", Direction::kSigned, 1, "norm ratio ‖ŷ‖/‖y‖"},
 };
 
-struct Form {
-  const char* name;
-  const char* column_prefix;  // + quantity
-  const char* text;
-};
-const Form kErrorForms[] = {
-    {"mean", "mean_", "mean over tokens of the absolute value"},
-    {"mean_rel", "mean_rel_", "mean over tokens of the relative value (÷‖y‖², p÷‖y‖)"},
-    {"ratio", "ratio_", "ratio of sums over tokens (Σ·/Σ‖y‖², p: Σp/Σ‖y‖)"},
-    // The directional-decomposition paper's forms (iso, par, perp only): norms, not squares.
-    {"mean_relnorm", "mean_relnorm_", "mean over tokens of ‖e_·‖/‖y‖ (not squared; the paper's form)"},
-    {"last_relnorm", "last_relnorm_", "mean over the last token of each window of ‖e_·‖/‖y‖ (not squared)"},
-};
-bool IsNormForm(const std::string& form) { return form == "mean_relnorm" || form == "last_relnorm"; }
+// The sites table's column of a form and a quantity (metrics/site_columns.h), or nullptr when
+// the table has none (p has no norm forms; cos and norm_ratio only a mean).
+const char* SiteColumnOf(const std::string& form, const std::string& quantity) {
+  for (const SiteColumn& c : kSiteValueColumns) {
+    if (form == c.form && quantity == c.quantity) return c.name;
+  }
+  return nullptr;
+}
 
 struct Context {
   const char* site;
@@ -103,17 +98,13 @@ std::vector<PredictorInfo> BuildCatalogue() {
   for (const Context& c : kContexts) {
     for (const Quantity& q : kQuantities) {
       const std::string qn = q.name;
-      const bool single_form = qn == "cos" || qn == "norm_ratio";
-      if (single_form && std::string(c.frame) == "incoming") continue;  // identical to the self frame
-      std::vector<std::pair<std::string, std::string>> forms;           // (form, column)
-      if (single_form) {
-        forms.push_back({"mean", "mean_" + qn});
-      } else {
-        for (const Form& f : kErrorForms) {
-          if (IsNormForm(f.name) && qn == "p") continue;  // p is already a norm ratio
-          forms.push_back({f.name, f.column_prefix + qn});
-        }
+      std::vector<std::pair<std::string, std::string>> forms;  // (form, column), in kSiteForms' order
+      for (const SiteForm& f : kSiteForms) {
+        if (const char* column = SiteColumnOf(f.name, qn)) forms.push_back({f.name, column});
       }
+      PC_ASSERT(!forms.empty(), "predictor quantity ", qn, " has no column in metrics/site_columns.h");
+      const bool single_form = forms.size() == 1;  // cos, norm_ratio: a mean over tokens only
+      if (single_form && std::string(c.frame) == "incoming") continue;  // identical to the self frame
       for (const auto& [form, column] : forms) {
         std::vector<std::string> aggregates;
         if (c.layered)
@@ -134,11 +125,10 @@ std::vector<PredictorInfo> BuildCatalogue() {
           p.column = column;
           p.name = qn + "." + form + "." + c.site + "." + c.kind + (p.frame.empty() ? "" : "." + p.frame) +
                    (agg.empty() ? "" : "." + agg);
-          std::string form_text;
-          for (const Form& f : kErrorForms) {
-            if (form == f.name) form_text = f.text;
+          std::string form_text = "mean over tokens";
+          for (const SiteForm& f : kSiteForms) {
+            if (!single_form && form == f.name) form_text = f.text;
           }
-          if (single_form) form_text = "mean over tokens";
           p.description = Str(q.text, ", ", form_text, " (column ", column, "), at ", c.text,
                               agg.empty() ? "" : ", " + AggregateText(agg));
           out.push_back(p);
@@ -146,6 +136,9 @@ std::vector<PredictorInfo> BuildCatalogue() {
       }
     }
   }
+  PC_ASSERT(std::any_of(std::begin(kWeightValueColumns), std::end(kWeightValueColumns),
+                        [](const char* c) { return std::string(c) == "rel_fro"; }),
+            "the weights table has no rel_fro column (metrics/site_columns.h)");
   for (const char* agg : {"mean", "final", "max"}) {
     PredictorInfo p;
     p.quantity = "weight";

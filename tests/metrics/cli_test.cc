@@ -7,6 +7,7 @@
 
 #include "core/fs.h"
 #include "core/sha256.h"
+#include "metrics/site_columns.h"
 #include "metrics/sites.h"
 #include "model/model.h"
 #include "store/file.h"
@@ -68,15 +69,23 @@ TEST_CASE("perpcomp measure writes every aggregate, the conventions and per-toke
     pc::store::Table sites = run.ReadTable("sites");
     CHECK(sites.rows() == entries);
     CHECK(sites.Get<std::string>("kind")[0] == "accumulated");
-    for (const char* col : {"mean_rel_perp", "ratio_perp", "p99_rel_perp", "mean_cos", "mean_norm_ratio"}) {
-      CHECK(sites.Has(col));
+    // Exactly the columns metrics/site_columns.h declares, after the key columns, in order.
+    std::vector<std::string> expect = {"name", "site", "layer", "role", "kind", "frame", "dim",
+                                       "tokens", "skipped_tokens", "last_tokens"};
+    for (const pc::SiteColumn& c : pc::kSiteValueColumns) expect.push_back(c.name);
+    for (int q = 0; q < 3; ++q) {
+      for (int l = 0; l < 3; ++l) expect.push_back(pc::SitePercentileColumn(q, l));
     }
+    CHECK(sites.column_names() == expect);
+    CHECK(pc::SitePercentileColumn(2, 2) == "p99_rel_perp");
     const auto& perp = sites.Get<double>("ratio_perp");
     const auto& iso = sites.Get<double>("ratio_iso");
     const auto& par = sites.Get<double>("ratio_par");
     for (int64_t i = 0; i < sites.rows(); ++i) CHECK(iso[i] == Approx(par[i] + perp[i]).epsilon(1e-9));
     pc::store::Table weights = run.ReadTable("weights");
     CHECK(weights.rows() == 5 * 7 + 1);
+    CHECK(weights.column_names() ==
+          std::vector<std::string>{"name", "layer", "role", "numel", "rel_fro", "sparsity", "ref_sparsity"});
     CHECK(weights.Get<double>("rel_fro")[0] > 0);
     CHECK(run.OpenGroup("downstream").GetAttr<double>("kl_mean") > 0);
     pc::store::Group pt = run.OpenGroup("per_token");

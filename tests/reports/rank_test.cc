@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "metrics/site_columns.h"
 #include "reports/predictors.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
@@ -134,6 +135,16 @@ TEST_CASE("rank: the predictor catalogue is systematic and documented", "[report
   // single-valued sites × 20 + 3 weight; 20 forms = iso, par, perp × 5 (mean, mean_rel, ratio,
   // mean_relnorm, last_relnorm) + p × 3 + cos + norm_ratio.
   CHECK(all.size() == 9 * 20 * 3 + 4 * 18 * 3 + 4 * 20 + 3);
+  // Every predictor reads a column the measure writer declares (metrics/site_columns.h), and every
+  // declared error column but the denominator ref_sq is some predictor's.
+  std::set<std::string> declared, weight_declared, used;
+  for (const pc::SiteColumn& c : pc::kSiteValueColumns) declared.insert(c.name);
+  for (const char* c : pc::kWeightValueColumns) weight_declared.insert(c);
+  for (const PredictorInfo& p : all) {
+    CHECK((p.table == "sites" ? declared : weight_declared).count(p.column) == 1);
+    used.insert(p.column);
+  }
+  for (const pc::SiteColumn& c : pc::kSiteValueColumns) CHECK((used.count(c.name) == 1) == (std::string(c.quantity) != "ref_sq"));
   CHECK(pc::reports::FindPredictor("perp.last_relnorm.block_update.local.self.mean") != nullptr);
   CHECK(pc::reports::FindPredictor("p.last_relnorm.attn_update.local.self.mean") == nullptr);  // p is a norm ratio
   for (const std::string& m : pc::reports::MainPredictorNames()) CHECK(pc::reports::FindPredictor(m) != nullptr);

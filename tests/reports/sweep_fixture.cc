@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/sha256.h"
+#include "metrics/site_columns.h"
 #include "store/file.h"
 #include "tests/reports/reports_test_support.h"
 
@@ -90,13 +91,16 @@ std::map<std::string, double> RowValues(const SweepFixture& f, size_t run_index,
   return v;
 }
 
-const char* const kFloatColumns[] = {"mean_rel_iso", "mean_rel_par", "mean_rel_perp", "mean_rel_p",  "ratio_iso",
-                                     "ratio_par",    "ratio_perp",   "ratio_p",       "mean_iso",    "mean_par",
-                                     "mean_perp",    "mean_p",       "mean_ref_sq",   "mean_cos",    "mean_norm_ratio",
-                                     "p50_rel_iso",  "p90_rel_iso",  "p99_rel_iso",   "p50_rel_par", "p90_rel_par",
-                                     "p99_rel_par",  "p50_rel_perp", "p90_rel_perp",  "p99_rel_perp",
-                                     "mean_relnorm_iso", "mean_relnorm_par", "mean_relnorm_perp",
-                                     "last_relnorm_iso", "last_relnorm_par", "last_relnorm_perp"};
+// Every value column a measure file's sites table has (metrics/site_columns.h); RowValues must give
+// each of them (std::map::at throws when a declared column is missing from the fixture).
+std::vector<std::string> FloatColumns() {
+  std::vector<std::string> out;
+  for (const SiteColumn& c : kSiteValueColumns) out.push_back(c.name);
+  for (int q = 0; q < 3; ++q) {
+    for (int l = 0; l < 3; ++l) out.push_back(SitePercentileColumn(q, l));
+  }
+  return out;
+}
 
 void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) {
   const std::vector<FixtureSiteRow> rows = SiteRows(f);
@@ -114,7 +118,7 @@ void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) 
     tokens.push_back(kWindows * kSeqLen);
     skipped.push_back(0);
     std::map<std::string, double> v = RowValues(f, run_index, r);
-    for (const char* c : kFloatColumns) {
+    for (const std::string& c : FloatColumns()) {
       double value = v.at(c);
       if (f.site_value) {
         if (auto o = f.site_value(run_index, r, c)) value = *o;
@@ -126,7 +130,7 @@ void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) 
   t.AddColumn("name", name).AddColumn("site", site).AddColumn("layer", layer).AddColumn("role", role);
   t.AddColumn("kind", kind).AddColumn("frame", frame).AddColumn("dim", dim);
   t.AddColumn("tokens", tokens).AddColumn("skipped_tokens", skipped);
-  for (const char* c : kFloatColumns) t.AddColumn(c, cols[c]);
+  for (const std::string& c : FloatColumns()) t.AddColumn(c, cols[c]);
   g.WriteTable("sites", t);
 }
 
