@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -283,6 +284,54 @@ void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, 
   result.records.push_back(std::move(rec));
 }
 
+// One linear to compress in a block: its index in Block::linears and its method.
+struct StageLinear {
+  int index;
+  Method* method;
+};
+
+// Compresses `linears` of block `layer` on its inputs x (N, L, d), stage by stage: one stage, or one
+// per input of the block (InputIndex) for the linears whose method is true-sequential, so a later
+// stage's statistics see the earlier stages' compressed outputs. Each stage takes the statistics
+// its members' methods ask for (and their outputs, for the methods that want them) in one pass
+// over x in micro-batches of `mb` windows, none when no member needs any, then calls
+// compress(k, stats) for each member k (an index into `linears`) in order. Returns the passes run.
+int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, const std::vector<StageLinear>& linears,
+                    const std::function<void(size_t, const InputStats&)>& compress) {
+  Block& block = model.block(layer);
+  std::map<int, std::vector<size_t>> stages;  // stage -> members (indices into linears)
+  for (size_t k = 0; k < linears.size(); ++k) {
+    const StageLinear& l = linears[k];
+    stages[l.method->TrueSequential() ? InputIndex(block.linears[l.index].role) : 0].push_back(k);
+  }
+  const int64_t N = x.size(0), L = x.size(1);
+  int passes = 0;
+  for (auto& [stage, members] : stages) {
+    std::map<int, StatsHooks::Target> targets;
+    bool any = false;
+    for (size_t k : members) {
+      const Method& m = *linears[k].method;
+      StatsHooks::Target t;
+      t.kinds = m.stats();
+      t.method = m.WantsOutputs() ? &m : nullptr;
+      t.stats = std::make_shared<InputStats>();
+      any = any || t.kinds != 0 || t.method != nullptr;
+      targets[linears[k].index] = t;
+    }
+    StatsHooks hooks(block, targets);
+    if (any) {
+      ForwardContext ctx = model.MakeContext(L, 0, &hooks);
+      for (int64_t s = 0; s < N; s += mb) {
+        hooks.NewBatch();
+        model.BlockForward(layer, x.narrow(0, s, std::min(mb, N - s)), ctx);
+      }
+      ++passes;
+    }
+    for (size_t k : members) compress(k, *hooks.targets()[linears[k].index].stats);
+  }
+  return passes;
+}
+
 }  // namespace
 
 int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m, const std::vector<int>& members,
@@ -297,42 +346,20 @@ int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m
     FoldedScales drop;  // the scan compares block outputs, which the folding leaves unchanged
     m.TakeFoldedScales(drop);
   }
-  // Stages: one, or one per input of the block when the method is true-sequential (as the engine).
-  std::map<int, std::vector<int>> stages;
-  for (int i : members) stages[m.TrueSequential() ? InputIndex(block.linears[i].role) : 0].push_back(i);
-  const int64_t N = x.size(0), L = x.size(1);
-  int passes = 0;
-  for (auto& [stage, indices] : stages) {
-    std::map<int, StatsHooks::Target> targets;
-    for (int i : indices) {
-      StatsHooks::Target t;
-      t.kinds = m.stats();
-      t.method = m.WantsOutputs() ? &m : nullptr;
-      t.stats = std::make_shared<InputStats>();
-      targets[i] = t;
-    }
-    StatsHooks hooks(block, targets);
-    if (m.stats() != 0 || m.WantsOutputs()) {
-      ForwardContext ctx = model.MakeContext(L, 0, &hooks);
-      for (int64_t s = 0; s < N; s += micro_batch) {
-        hooks.NewBatch();
-        model.BlockForward(layer, x.narrow(0, s, std::min(micro_batch, N - s)), ctx);
-      }
-      ++passes;
-    }
-    for (int i : indices) {
-      Record rec;
-      rec.kind = "linear";
-      rec.name = block.linears[i].name;
-      rec.values["layer"] = layer;
-      rec.text["method"] = m.name();
-      m.CompressLinear(block.linears[i], *hooks.targets()[i].stats, rec);
-      PC_CHECK(at::isfinite(block.linears[i].weight).all().item<bool>(), "compress: ", m.Describe(),
-               " produced non-finite weights for '", block.linears[i].name, "'");
-      recs.push_back(std::move(rec));
-    }
-  }
-  return passes;
+  std::vector<StageLinear> linears;
+  for (int i : members) linears.push_back({i, &m});
+  return CompressByStage(model, layer, x, micro_batch, linears, [&](size_t k, const InputStats& stats) {
+    Linear& lin = block.linears[linears[k].index];
+    Record rec;
+    rec.kind = "linear";
+    rec.name = lin.name;
+    rec.values["layer"] = layer;
+    rec.text["method"] = m.name();
+    m.CompressLinear(lin, stats, rec);
+    PC_CHECK(at::isfinite(lin.weight).all().item<bool>(), "compress: ", m.Describe(), " produced non-finite weights for '",
+             lin.name, "'");
+    recs.push_back(std::move(rec));
+  });
 }
 
 CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib, const EngineOptions& options) {
@@ -417,56 +444,32 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
         RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &*post);
       }
       CaptureHooks& x_mid = transforms ? *post : pre;
-      // Stages: one, or four when a method is true-sequential.
-      std::map<int, std::vector<const PlanEntry*>> stages;
-      for (const PlanEntry* e : todo) {
-        bool seq = plan.methods[e->method]->TrueSequential();
-        stages[seq ? InputIndex(e->role) : 0].push_back(e);
-      }
-      for (auto& [stage, entries] : stages) {
-        std::map<int, StatsHooks::Target> targets;
-        bool any = false;
-        for (const PlanEntry* e : entries) {
-          const Method& m = *plan.methods[e->method];
-          StatsHooks::Target t;
-          t.kinds = m.stats();
-          t.method = m.WantsOutputs() ? &m : nullptr;
-          t.stats = std::make_shared<InputStats>();
-          any = any || t.kinds != 0 || t.method != nullptr;
-          targets[e->index] = t;
-        }
-        StatsHooks hooks(block, targets);
-        if (any) {
-          ForwardContext ctx = model.MakeContext(L, 0, &hooks);
-          for (int64_t s = 0; s < N; s += mb) {
-            hooks.NewBatch();
-            model.BlockForward(layer, x.narrow(0, s, std::min(mb, N - s)), ctx);
-          }
-        }
-        for (const PlanEntry* e : entries) {
-          const int i = e->index;
-          Linear& lin = block.linears[i];
-          Method& m = *plan.methods[e->method];
-          Record rec;
-          rec.kind = "linear";
-          rec.name = e->name;
-          rec.values["layer"] = layer;
-          rec.text["role"] = RoleName(e->role);
-          rec.text["method"] = m.name();
-          rec.text["params"] = m.params().Describe();
-          rec.values["out_features"] = lin.out_features();
-          rec.values["in_features"] = lin.in_features();
-          const LinearCopy start(lin);  // what the method compresses (after any transform)
-          auto t0 = std::chrono::steady_clock::now();
-          m.CompressLinear(lin, *hooks.targets()[i].stats, rec);
-          rec.values["seconds"] = Seconds(t0) + transform_s / static_cast<double>(todo.size());
-          auto orig_it = original.find(i);
-          LogCompressed(m, lin, e->name, x_mid.Get(i), pre.Get(i), orig_it != original.end() ? orig_it->second : start,
-                        start, rec);
-          result.records.push_back(std::move(rec));
-          if (orig_it != original.end()) original.erase(orig_it);
-        }
-      }
+      std::vector<StageLinear> linears;
+      for (const PlanEntry* e : todo) linears.push_back({e->index, plan.methods[e->method].get()});
+      CompressByStage(model, layer, x, mb, linears, [&](size_t k, const InputStats& stats) {
+        const PlanEntry* e = todo[k];
+        const int i = e->index;
+        Linear& lin = block.linears[i];
+        Method& m = *plan.methods[e->method];
+        Record rec;
+        rec.kind = "linear";
+        rec.name = e->name;
+        rec.values["layer"] = layer;
+        rec.text["role"] = RoleName(e->role);
+        rec.text["method"] = m.name();
+        rec.text["params"] = m.params().Describe();
+        rec.values["out_features"] = lin.out_features();
+        rec.values["in_features"] = lin.in_features();
+        const LinearCopy start(lin);  // what the method compresses (after any transform)
+        auto t0 = std::chrono::steady_clock::now();
+        m.CompressLinear(lin, stats, rec);
+        rec.values["seconds"] = Seconds(t0) + transform_s / static_cast<double>(todo.size());
+        auto orig_it = original.find(i);
+        LogCompressed(m, lin, e->name, x_mid.Get(i), pre.Get(i), orig_it != original.end() ? orig_it->second : start,
+                      start, rec);
+        result.records.push_back(std::move(rec));
+        if (orig_it != original.end()) original.erase(orig_it);
+      });
     }
     for (auto& m : plan.methods) {
       if (m->TransformsBlock()) m->TakeFoldedScales(result.folded);

@@ -9,17 +9,13 @@ namespace pc::recipes {
 
 namespace {
 
-CandidateSpec ParseCandidate(const yaml::Node& node, const std::string& where) {
+CandidateSpec ParseCandidate(const yaml::Node& node) {
   node.CheckMapping("a candidate", {"name", "method", "params"});
   CandidateSpec c;
   c.loc = node.loc();
   const std::string at = Str("candidate at ", c.loc.Str());
-  const yaml::Node& name = node.Require("name", at);
-  c.name = LocatedAt(name.AsString("'name' of " + at), name);
-  CheckName(c.name.value, name.loc(), "candidate name");
-  const yaml::Node& method = node.Require("method", at);
-  c.method = LocatedAt(method.AsString("'method' of " + at), method);
-  CheckName(c.method.value, method.loc(), "method name");
+  c.name = NameAt(node.Require("name", at), "name", "candidate name");
+  c.method = NameAt(node.Require("method", at), "method", "method name");
   if (const auto* n = node.Find("params")) c.params = ParseParams(*n, "'params' of " + at);
   PC_CHECK(!c.dense() || c.params.empty(), c.loc.Str(), ": ", at,
            " is 'method: none' (the linear left dense), which takes no 'params'");
@@ -38,7 +34,7 @@ CandidatesSpec ParseDocument(const yaml::Document& doc, const std::string& where
   PC_CHECK(list.size() > 0, list.loc().Str(), ": 'candidates' is empty; give at least one setting");
   std::set<std::string> names;
   for (const auto& item : list.items()) {
-    CandidateSpec c = ParseCandidate(item, where);
+    CandidateSpec c = ParseCandidate(item);
     PC_CHECK(names.insert(c.name.value).second, c.name.loc.Str(), ": candidate name '", c.name.value,
              "' is used twice");
     out.candidates.push_back(std::move(c));
@@ -53,10 +49,8 @@ CandidatesSpec ParseDocument(const yaml::Document& doc, const std::string& where
       GroupSpec s;
       s.loc = item.loc();
       const std::string at = Str("group at ", s.loc.Str());
-      const yaml::Node& name = item.Require("name", at);
-      s.name = LocatedAt(name.AsString("'name' of " + at), name);
-      CheckName(s.name.value, name.loc(), "group name");
-      PC_CHECK(group_names.insert(s.name.value).second, name.loc().Str(), ": group name '", s.name.value,
+      s.name = NameAt(item.Require("name", at), "name", "group name");
+      PC_CHECK(group_names.insert(s.name.value).second, s.name.loc.Str(), ": group name '", s.name.value,
                "' is used twice");
       const yaml::Node& match = item.Require("match", at);
       PC_CHECK(match.IsScalar() && !match.IsNull(), match.loc().Str(), ": 'match' of ", at,

@@ -89,9 +89,7 @@ OverrideSpec ParseOverride(const yaml::Node& node) {
            " must be a regex (a string), got ", match.Describe());
   o.match = Pattern::Compile(match.text(), match.loc(), "'match' of " + at);
   if (const auto* n = node.Find("method")) {
-    std::string method = n->AsString("'method' of " + at);
-    CheckName(method, n->loc(), "method name");
-    o.method = LocatedAt(method, *n);
+    o.method = NameAt(*n, "method", "method name");
   }
   if (const auto* n = node.Find("params")) o.params = ParseParams(*n, "'params' of " + at);
   if (const auto* n = node.Find("skip")) o.skip = LocatedAt(ParseReason(*n), *n);
@@ -121,12 +119,8 @@ RecipeSpec ParseRecipeDocument(const yaml::Document& doc, const std::string& whe
   const yaml::Node& root = ParseRoot(doc, where);
   RecipeSpec r;
   r.loc = root.loc();
-  const yaml::Node& name = root.Require("name", "the recipe");
-  r.name = LocatedAt(name.AsString("'name'"), name);
-  CheckName(r.name.value, name.loc(), "recipe name");
-  const yaml::Node& method = root.Require("method", "the recipe");
-  r.method = LocatedAt(method.AsString("'method'"), method);
-  CheckName(r.method.value, method.loc(), "method name");
+  r.name = NameAt(root.Require("name", "the recipe"), "name", "recipe name");
+  r.method = NameAt(root.Require("method", "the recipe"), "method", "method name");
   if (const auto* n = root.Find("params")) r.params = ParseParams(*n, "'params'");
   ParseRecipeSections(root, &r);
   return r;
@@ -159,6 +153,12 @@ void CheckName(const std::string& name, const SourceLoc& loc, const std::string&
   PC_CHECK(IsValidName(name), loc.Str(), ": ", what, " '", name,
            "' must start with a letter or digit, use only letters, digits, '.', '_' and '-', and have at most ",
            kMaxNameLength, " characters");
+}
+
+Located<std::string> NameAt(const yaml::Node& value, const std::string& key, const std::string& what) {
+  Located<std::string> name = LocatedAt(value.AsString("'" + key + "'"), value);
+  CheckName(name.value, value.loc(), what);
+  return name;
 }
 
 void ParseRecipeSections(const yaml::Node& map, RecipeSpec* out) {

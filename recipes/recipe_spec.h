@@ -122,6 +122,9 @@ ModuleStep ResolveModule(const RecipeSpec& recipe, const std::string& module_nam
 bool IsValidName(const std::string& name);
 // Throws "<loc>: <what> 'x y' may use only letters, digits, '.', '_' and '-' ...".
 void CheckName(const std::string& name, const SourceLoc& loc, const std::string& what);
+// The value of the key `key` (`value`: its node) as a name checked by CheckName (`what`: "recipe
+// name"), located where it is written: NameAt(map.Require("name", "the recipe"), "name", ...).
+Located<std::string> NameAt(const yaml::Node& value, const std::string& key, const std::string& what);
 // A recipe's optional sections (description, calibration, propagate, ignore, overrides) from the
 // mapping `map`, when present; others keys are the caller's.
 void ParseRecipeSections(const yaml::Node& map, RecipeSpec* out);

@@ -22,8 +22,7 @@ SweepRunEntry ParseRunEntry(const yaml::Node& node) {
   const yaml::Node& recipe = node.Require("recipe", "a runs entry");
   e.recipe = LocatedAt(recipe.AsString("'recipe'"), recipe);
   if (const auto* n = node.Find("name")) {
-    e.name = LocatedAt(n->AsString("'name'"), *n);
-    CheckName(e.name->value, n->loc(), "run name");
+    e.name = NameAt(*n, "name", "run name");
   }
   if (const auto* n = node.Find("params"))
     e.params = ParseParams(*n, Str("'params' of the runs entry at ", e.loc.Str()));
@@ -61,8 +60,7 @@ GridSpec ParseGrid(const yaml::Node& node) {
   g.loc = node.loc();
   std::string grid = "grid at " + g.loc.Str();
   if (const auto* n = node.Find("method")) {
-    g.method = LocatedAt(n->AsString("'method'"), *n);
-    CheckName(g.method->value, n->loc(), "method name");
+    g.method = NameAt(*n, "method", "method name");
   }
   if (const auto* n = node.Find("recipe")) g.recipe = LocatedAt(n->AsString("'recipe'"), *n);
   PC_CHECK(g.method.has_value() != g.recipe.has_value(), g.loc.Str(), ": the ", grid,
@@ -87,9 +85,7 @@ SweepSpec ParseSweepDocument(const yaml::Document& doc, const std::string& where
   SweepSpec s;
   s.loc = root.loc();
   s.base_dir = fs::Parent(where);
-  const yaml::Node& name = root.Require("name", "the sweep");
-  s.name = LocatedAt(name.AsString("'name'"), name);
-  CheckName(s.name.value, name.loc(), "sweep name");
+  s.name = NameAt(root.Require("name", "the sweep"), "name", "sweep name");
   if (const auto* n = root.Find("description")) s.description = n->IsNull() ? "" : n->AsString("'description'");
   s.recipes_dir = default_dir;
   if (const auto* n = root.Find("recipes_dir")) {
