@@ -9,7 +9,7 @@ the `gguf` package and llama.cpp itself (llama-cpp-python). Used by tests/compre
   gguf_llamacpp.py logits FILE.gguf TOKENS OUT.f32
       llama.cpp (llama_cpp.Llama(model_path, logits_all=True, n_threads=2, n_ctx=len)) evaluating the
       space-separated token ids of TOKENS in one sequence (no BOS added; float32 key/value cache,
-      no flash attention): OUT the logits
+      no flash attention, no extra buffer types: see no_extra_buffer_types): OUT the logits
       (tokens, vocab) as raw little-endian float32. Exits 77 when llama_cpp is not importable.
 """
 import hashlib
@@ -45,12 +45,30 @@ def tensors(path, out):
         json.dump({"metadata": meta, "tensors": ts}, f)
 
 
+def no_extra_buffer_types(llama_cpp):
+    """Loads models without llama.cpp's extra buffer types (its weight repacking for the CPU, the
+    AMX kernels among them): llama-cpp-python 0.3.36 built on a CPU with AMX (Intel Xeon, family 6
+    model 167) segfaults in the first eval of a Q4_0/Q4_1/Q8_0 file with them, and the
+    comparison is about the file, not about llama.cpp's fastest kernels. The high-level Llama
+    class takes its model parameters from llama_model_default_params, so the default is changed."""
+    low = llama_cpp.llama_cpp
+    default = low.llama_model_default_params
+
+    def params():
+        p = default()
+        p.use_extra_bufts = False
+        return p
+
+    low.llama_model_default_params = params
+
+
 def logits(path, tokens_file, out):
     try:
         import llama_cpp
     except ImportError as e:
         print("llama_cpp is not importable: %s" % e, file=sys.stderr)
         sys.exit(77)
+    no_extra_buffer_types(llama_cpp)
     toks = [int(x) for x in open(tokens_file).read().split()]
     llm = llama_cpp.Llama(model_path=path, logits_all=True, n_ctx=max(len(toks), 8), n_batch=len(toks),
                           n_ubatch=len(toks), n_threads=2, n_threads_batch=2, verbose=False, seed=0,
