@@ -448,10 +448,22 @@ at::Tensor AttentionMask(const at::Tensor& qpos, int64_t S, int64_t window, at::
   return mask;
 }
 
-// Softmax over the keys, in float32 for a lower-precision compute dtype.
-at::Tensor Softmax(const at::Tensor& scores) {
-  return scores.scalar_type() == at::kFloat ? at::softmax(scores, -1)
-                                             : at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+// Softmax over the keys. For bfloat16 scores LibTorch's CPU kernel accumulates in float32 and
+// rounds each probability once: the values of a float32 softmax rounded to bfloat16 (transformers'
+// eager attention), without a float32 copy of the scores.
+at::Tensor Softmax(const at::Tensor& scores) { return at::softmax(scores, -1); }
+
+// The additive mask (n, n) of the last n keys for a chunk of n queries whose positions are those
+// keys' positions (queries t0 .. t0+n−1 of a causal forward without a sliding window): 0 on and
+// below the diagonal, −inf above. Every earlier key is visible to every query of the chunk.
+// Cached in the context per n: the chunks of a forward share it across layers.
+const at::Tensor& CausalTail(ForwardContext& ctx, int64_t n, at::ScalarType dtype) {
+  auto it = ctx.causal_tails.find(n);
+  if (it == ctx.causal_tails.end()) {
+    at::Tensor tail = at::full({n, n}, -std::numeric_limits<float>::infinity(), at::TensorOptions().dtype(dtype));
+    it = ctx.causal_tails.emplace(n, tail.triu_(1)).first;
+  }
+  return it->second;
 }
 }  // namespace
 
@@ -545,7 +557,11 @@ at::Tensor Model::Attention(int layer, const at::Tensor& x, ForwardContext& ctx)
       at::Tensor kc = k.narrow(2, 0, keys), vc = v.narrow(2, 0, keys);
       at::Tensor qg = q.narrow(2, t0, n).reshape({B, KV, g * n, hd});
       at::Tensor scores = at::matmul(qg, kc.transpose(-1, -2)).mul_(scale).view({B, KV, g, n, keys});
-      scores.add_(AttentionMask(ctx.positions.narrow(0, t0, n), keys, window, scores.scalar_type()));
+      if (window > 0) {
+        scores.add_(AttentionMask(ctx.positions.narrow(0, t0, n), keys, window, scores.scalar_type()));
+      } else {  // the chunk's own n keys are the only ones some of its queries may not see
+        scores.narrow(-1, keys - n, n).add_(CausalTail(ctx, n, scores.scalar_type()));
+      }
       parts.push_back(at::matmul(Softmax(scores).view({B, KV, g * n, keys}), vc).view({B, H, n, hd}));
     }
     attn = at::cat(parts, 2);

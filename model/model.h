@@ -114,6 +114,7 @@ struct ForwardContext {
   at::Tensor cos, sin;          // (T, rotary_dim) for RoPE
   at::Tensor positions;         // (T,) int64
   std::map<int64_t, at::Tensor> masks;  // window (0 = none) -> additive mask (T, S)
+  std::map<int64_t, at::Tensor> causal_tails;  // query-chunked attention: n -> mask of a chunk's last n keys (n, n)
 
   bool Wants(SiteKind k) const { return hooks != nullptr && hooks->Wants(k); }
 };
