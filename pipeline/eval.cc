@@ -11,7 +11,7 @@
 #include "metrics/reference_eval.h"
 #include "metrics/results_h5.h"
 #include "pipeline/run_io.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "store/file.h"
 
 namespace pc::pipeline {

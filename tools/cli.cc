@@ -8,7 +8,7 @@
 #include "core/blas.h"
 #include "core/cores.h"
 #include "core/threads.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
 namespace pc::cli {
 

@@ -10,8 +10,8 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "model/config.h"
-#include "recipes/compress_run.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/compress_run.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/plan.h"
 #include "tools/cli.h"
 

@@ -1,10 +1,10 @@
 // perpcomp merge a.h5 b.h5 ... --out all.h5 [--overwrite]
 // Joins sweep-results files (the shards of one sweep, or sweeps over the same model and
-// conventions) into one, crash-safely (docs/SWEEPS.md "Merging"; recipes/sweep_results.h).
+// conventions) into one, crash-safely (docs/SWEEPS.md "Merging"; pipeline/sweep_results.h).
 #include <cstdio>
 
 #include "core/error.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "tools/cli.h"
 
 namespace pc::cli {

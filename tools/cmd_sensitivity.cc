@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
-#include "recipes/sensitivity.h"
+#include "pipeline/sensitivity.h"
 #include "tools/cli.h"
 
 namespace pc::cli {

@@ -2,7 +2,7 @@
 //   [--work DIR] [--shard K/N] [--keep-models] [--dry-run] [--seq-len N] [--max-windows K] [--per-token]
 //   [--import-lm-eval DIR]
 // Every run of a sweep file compressed, measured and evaluated against the model; resumable,
-// crash-safe, sharded (docs/SWEEPS.md). The library side is recipes/sweep_run.h.
+// crash-safe, sharded (docs/SWEEPS.md). The library side is pipeline/sweep_run.h.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +17,10 @@
 #include "core/strings.h"
 #include "metrics/minimal_pairs.h"
 #include "pipeline/run_io.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/param_value.h"
-#include "recipes/sweep_results.h"
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_results.h"
+#include "pipeline/sweep_run.h"
 #include "store/file.h"
 #include "store/untrusted.h"
 #include "tools/cli.h"

@@ -22,7 +22,7 @@
 #include "metrics/perplexity.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "train/corpus.h"
 #include "train/trainer.h"
 #include "tools/demo_sweep.h"

@@ -11,7 +11,7 @@
 #include "metrics/pairs_file.h"
 #include "model/config.h"
 #include "pipeline/run_io.h"
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_run.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
 #include "reports/sweep_results.h"

@@ -1,5 +1,5 @@
 // bench/compress/memory_bench.cc — the peak-memory estimate of --max-memory
-// (recipes/memory_estimate.h) against the measured peak RSS of `perpcomp compress`, `eval` and
+// (pipeline/memory_estimate.h) against the measured peak RSS of `perpcomp compress`, `eval` and
 // `measure` run as child processes (wait4 rusage ru_maxrss), on random Pythia-shaped models
 // streamed from disk. Prints a table (estimate, measured, ratio); see docs/PERFORMANCE.md
 // "Memory estimate". The estimate must be an upper bound within about 1.5x.
@@ -21,8 +21,8 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "model/config.h"
-#include "recipes/compress_run.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/compress_run.h"
+#include "pipeline/memory_estimate.h"
 
 namespace {
 

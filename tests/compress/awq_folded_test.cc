@@ -19,7 +19,7 @@
 #include "model/folded_scales.h"
 #include "model/model.h"
 #include "model/safetensors.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "tests/compress/awq_test_util.h"
 #include "tests/compress/prune_test_util.h"

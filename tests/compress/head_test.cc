@@ -18,7 +18,7 @@
 #include "core/fs.h"
 #include "core/tensor_util.h"
 #include "model/model.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "recipes/recipe_spec.h"
 #include "tests/compress/prune_test_util.h"

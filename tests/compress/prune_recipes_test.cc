@@ -4,7 +4,7 @@
 
 #include "core/fs.h"
 #include "model/model.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "recipes/recipe_spec.h"
 #include "tests/model/model_test_util.h"

@@ -1,4 +1,4 @@
-// recipes/sweep_results.h without a model: conventions keys and differences, results files
+// pipeline/sweep_results.h without a model: conventions keys and differences, results files
 // rebuilt from run files, and every refusal of `perpcomp merge`.
 #include <catch2/catch.hpp>
 
@@ -16,7 +16,7 @@
 
 #include "core/fs.h"
 #include "core/sha256.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "store/file.h"
 #include "store/table.h"
 #include "tests/sweep/sweep_test_util.h"

@@ -1,5 +1,5 @@
 // Resource limits: --max-memory SIZE parsing (core/strings.h ParseBytes), the peak-memory
-// estimator's arithmetic (recipes/memory_estimate.h), and the refusal through the CLI of
+// estimator's arithmetic (pipeline/memory_estimate.h), and the refusal through the CLI of
 // compress, sweep, measure and eval before any work (docs/RELIABILITY.md).
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 #include "core/strings.h"
 #include "model/config.h"
 #include "model/sizes.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/recipe_spec.h"
 #include "tests/sweep/sweep_test_util.h"
 

@@ -1,4 +1,4 @@
-#include "recipes/sensitivity.h"
+#include "pipeline/sensitivity.h"
 
 #include <chrono>
 #include <cmath>

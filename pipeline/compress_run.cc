@@ -1,4 +1,4 @@
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
 #include <cmath>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_run.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -29,7 +29,7 @@
 #include "metrics/results_h5.h"
 #include "model/tokenizer/tokenizer.h"
 #include "recipes/plan.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "store/file.h"
 
 namespace pc::recipes {

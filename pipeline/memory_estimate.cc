@@ -1,4 +1,4 @@
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -266,7 +266,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   PC_CHECK(o.samples > 0 && o.seq_len > 0, "memory estimate: calibration needs samples and tokens");
   const double N = static_cast<double>(o.samples), L = static_cast<double>(o.seq_len), T = N * L;
   const std::vector<LinearShape> ls = BlockLinears(c);
-  // Three phases (recipes/compress_run.cc, compress/engine.h); the peak is the largest.
+  // Three phases (pipeline/compress_run.cc, compress/engine.h); the peak is the largest.
   // 1. The calibration windows are embedded, with the top-level tensors but the head loaded.
   MemoryEstimate setup;
   setup.what = "compress";

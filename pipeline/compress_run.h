@@ -1,4 +1,4 @@
-// recipes/compress_run.h — one compression run end to end: recipe + model + calibration ->
+// pipeline/compress_run.h — one compression run end to end: recipe + model + calibration ->
 // a Hugging Face folder with the compressed weights, config.json carrying the record of the
 // recipe and calibration, and compress.h5 (the per-linear log). Used by `perpcomp compress`
 // and by sweeps.

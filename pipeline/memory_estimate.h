@@ -1,4 +1,4 @@
-// recipes/memory_estimate.h — the peak resident memory of compress, eval, measure and sweep,
+// pipeline/memory_estimate.h — the peak resident memory of compress, eval, measure and sweep,
 // estimated before any work from the model's config.json and the command's options only
 // (no weights read), and the --max-memory check (docs/RELIABILITY.md, "Crash safety and
 // resource limits").

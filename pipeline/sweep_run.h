@@ -1,4 +1,4 @@
-// recipes/sweep_run.h — `perpcomp sweep`: every run of a sweep file compressed, measured and
+// pipeline/sweep_run.h — `perpcomp sweep`: every run of a sweep file compressed, measured and
 // evaluated against one reference model, one run file per run, a results file rebuilt after
 // each run; resumable, crash-safe and sharded (docs/SWEEPS.md, docs/HDF5.md "sweep-run").
 //
@@ -23,7 +23,7 @@
 
 #include "metrics/minimal_pairs.h"
 #include "metrics/reference_cache.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/sweep_spec.h"
 
 namespace pc::recipes {

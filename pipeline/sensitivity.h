@@ -1,4 +1,4 @@
-// recipes/sensitivity.h — `perpcomp sensitivity`: the measured cost of every candidate setting for
+// pipeline/sensitivity.h — `perpcomp sensitivity`: the measured cost of every candidate setting for
 // every block linear (or group of linears sharing a setting), each compressed alone on the
 // reference's inputs, as every predictor `perpcomp allocate` can minimise (docs/ALLOCATION.md).
 //
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
 namespace pc::recipes {
 
