@@ -13,7 +13,9 @@
 #include "model/attention.h"
 #include "model/sizes.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::RecipeSpec;
 
 namespace {
 
@@ -474,4 +476,4 @@ void CheckMemoryFits(const MemoryEstimate& e, int64_t limit_bytes, const std::st
            ", or free memory (--max-memory SIZE sets the limit instead of the available memory)");
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

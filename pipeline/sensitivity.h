@@ -21,7 +21,7 @@
 
 #include "pipeline/compress_run.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 struct SensitivityOptions {
   std::string model_dir;
@@ -45,4 +45,4 @@ struct SensitivityResult {
 
 SensitivityResult RunSensitivity(const SensitivityOptions& options);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

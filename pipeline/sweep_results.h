@@ -17,7 +17,7 @@
 
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 // The `status` attribute of a finished run.
 inline constexpr const char* kRunComplete = "complete";
@@ -91,4 +91,4 @@ struct MergeSummary {
 // present in two files with different contents. Runs of one sweep are ordered by their index.
 MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std::string& out, bool overwrite);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -32,7 +32,15 @@
 #include "pipeline/sweep_results.h"
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::ExpandSweep;
+using recipes::ParseSweepFile;
+using recipes::RecipeSpec;
+using recipes::RecipeToYaml;
+using recipes::ResolvePlan;
+using recipes::SweepRun;
+using recipes::ToScalar;
 
 namespace stdfs = std::filesystem;
 using nlohmann::json;
@@ -626,4 +634,4 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   return summary;
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline
