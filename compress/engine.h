@@ -84,7 +84,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_
 // then CompressLinear. Records (one "linear" per member, and the method's) are appended to
 // `records` when given. Returns the block forwards it ran over the N windows (statistics passes;
 // a transform's own forwards are not counted). Used by the sensitivity scan
-// (recipes/sensitivity.h), which restores the block afterwards.
+// (pipeline/sensitivity.h), which restores the block afterwards.
 int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m, const std::vector<int>& members,
                          int64_t micro_batch, std::vector<Record>* records = nullptr);
 

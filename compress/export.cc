@@ -154,7 +154,7 @@ ExportPlan Resolve(const Model& model, const Plan& plan) {
 void CheckAwqGemm(const Model& model, const Plan& plan) { Resolve(model, plan); }
 
 namespace {
-// Undoes the fake-quantized folder's fold of the activation scales (recipes/compress_run.cc):
+// Undoes the fake-quantized folder's fold of the activation scales (pipeline/compress_run.cc):
 // act_scales = s and W[:, j] ·= s_j on every linear that reads act(x)/s.
 void RestoreActivationScales(Model& model) {
   const FoldedScales folded = ReadFoldedScales(model.source_dir());

@@ -1,6 +1,6 @@
 // model/sizes.h — sizes derived from a config alone (no LibTorch): the weight shape of a block
 // linear by role, and the default batch sizes of compression and evaluation. The loader, the
-// trainer, the memory estimate (recipes/memory_estimate.h) and the test models all read them
+// trainer, the memory estimate (pipeline/memory_estimate.h) and the test models all read them
 // here, so the estimate and the run cannot disagree.
 #pragma once
 

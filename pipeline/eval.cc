@@ -11,7 +11,7 @@
 #include "metrics/reference_eval.h"
 #include "metrics/results_h5.h"
 #include "pipeline/run_io.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "store/file.h"
 
 namespace pc::pipeline {
@@ -81,20 +81,20 @@ EvalRunResult RunEval(const EvalRunOptions& o) {
   const RunDTypes dtypes = ResolveDTypes(o.dtype);
   if (tw || !pairs.empty()) {
     const ModelConfig config = LoadModelConfig(o.model);
-    recipes::EvalMemoryOptions eo;
+    EvalMemoryOptions eo;
     eo.windows = tw ? tw->windows.tokens.size(0) : 1;
     eo.seq_len = tw ? tw->windows.tokens.size(1) : 1;
     eo.batch = tw ? o.batch : 1;
     eo.weight_bytes = dtypes.weight_bytes;
     eo.compute_bytes = dtypes.compute_bytes;
-    eo.disk_bytes = recipes::DiskWeightBytes(config);
+    eo.disk_bytes = DiskWeightBytes(config);
     eo.reference = !o.reference.empty();
     eo.per_token = ro.has_value();
     eo.text_bytes = tw ? fs::FileSize(o.text) : 0;
     eo.pair_tokens = pairs.empty() ? 0 : std::max(o.pair_batch_tokens, longest_pair);
-    const recipes::MemoryEstimate memory = recipes::EstimateEval(config, eo);
+    const MemoryEstimate memory = EstimateEval(config, eo);
     log::Verbose("eval", memory.Describe(8));
-    recipes::CheckMemoryFits(memory, o.memory_limit,
+    CheckMemoryFits(memory, o.memory_limit,
                              "reduce --batch, --max-windows or --pair-batch-tokens, or use --dtype bf16");
   }
 

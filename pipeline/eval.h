@@ -67,7 +67,7 @@ struct EvalRunResult {
 };
 
 // Reads the inputs that can be wrong first (lm-eval files, pairs, text, tokenizers), checks the
-// memory estimate (recipes/memory_estimate.h) against `memory_limit`, loads the model, evaluates,
+// memory estimate (pipeline/memory_estimate.h) against `memory_limit`, loads the model, evaluates,
 // writes `out` when given.
 EvalRunResult RunEval(const EvalRunOptions& opts);
 

@@ -8,7 +8,7 @@
 #include "metrics/model_compare.h"
 #include "metrics/results_h5.h"
 #include "pipeline/run_io.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "store/file.h"
 
 namespace pc::pipeline {
@@ -38,18 +38,18 @@ MeasureRunResult RunMeasure(const MeasureRunOptions& o) {
   TextWindows tw = LoadTextWindows(o.text, o.text_field, o.seq_len, o.max_windows, ref_config, o.reference);
   const RunDTypes dtypes = ResolveDTypes(o.dtype);
   {
-    recipes::EvalMemoryOptions eo;
+    EvalMemoryOptions eo;
     eo.windows = tw.windows.tokens.size(0);
     eo.seq_len = tw.windows.tokens.size(1);
     eo.batch = o.batch;
     eo.weight_bytes = dtypes.weight_bytes;
     eo.compute_bytes = dtypes.compute_bytes;
-    eo.disk_bytes = recipes::DiskWeightBytes(ref_config);
+    eo.disk_bytes = DiskWeightBytes(ref_config);
     eo.per_token = o.per_token;
     eo.text_bytes = fs::FileSize(o.text);
-    const recipes::MemoryEstimate memory = recipes::EstimateMeasure(ref_config, eo);
+    const MemoryEstimate memory = EstimateMeasure(ref_config, eo);
     log::Verbose("measure", memory.Describe(8));
-    recipes::CheckMemoryFits(memory, o.memory_limit,
+    CheckMemoryFits(memory, o.memory_limit,
                              "reduce --batch (windows per forward) or --max-windows, or use --dtype bf16");
   }
   auto ref = LoadModel(ref_opts);

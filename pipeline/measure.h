@@ -39,7 +39,7 @@ struct MeasureRunResult {
 };
 
 // Checks the options and the output, the two models' configs and tokenizers, the memory estimate
-// (recipes/memory_estimate.h) against `memory_limit`; measures; writes and commits the run.
+// (pipeline/memory_estimate.h) against `memory_limit`; measures; writes and commits the run.
 MeasureRunResult RunMeasure(const MeasureRunOptions& opts);
 
 }  // namespace pc::pipeline

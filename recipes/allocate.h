@@ -1,6 +1,6 @@
 // recipes/allocate.h — `perpcomp allocate`: the per-linear choice of candidate settings that
 // minimises a predictor's summed damage under an average-bits or average-sparsity budget, read
-// from a sensitivity file (recipes/sensitivity.h), and its outputs: a perpcomp recipe with
+// from a sensitivity file (pipeline/sensitivity.h), and its outputs: a perpcomp recipe with
 // per-linear overrides, an llm-compressor recipe, llama-quantize's --tensor-type arguments
 // (docs/ALLOCATION.md). No LibTorch.
 #pragma once

@@ -2,7 +2,7 @@
 // parsed and validated without a model: named settings, each a method and its parameters as in a
 // recipe (or `method: none`, the linear left dense), and optional groups of linears that must
 // share one setting. What needs the registry (is `rtn` a method, is `bits` its parameter) is
-// checked by recipes/sensitivity.cc with these locations.
+// checked by pipeline/sensitivity.cc with these locations.
 #pragma once
 
 #include <string>

@@ -46,7 +46,7 @@ inline constexpr const char* kSweepRun = "sweep-run";
 inline constexpr const char* kSweepResults = "sweep-results";
 inline constexpr const char* kProbe = "probe";
 inline constexpr const char* kKldBase = "kld-base";  // perpcomp kld --save-base (metrics/kld_base.h)
-inline constexpr const char* kSensitivity = "sensitivity";  // perpcomp sensitivity (recipes/sensitivity.h)
+inline constexpr const char* kSensitivity = "sensitivity";  // perpcomp sensitivity (pipeline/sensitivity.h)
 }  // namespace kind
 
 // "perpcomp <version>" (the created_by attribute).

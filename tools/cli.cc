@@ -8,7 +8,7 @@
 #include "core/blas.h"
 #include "core/cores.h"
 #include "core/threads.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
 namespace pc::cli {
 
@@ -43,7 +43,7 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
 std::string SharedDataDir() {
   const char* env = std::getenv("PERPCOMP_SHARED");
   // README.md: $PERPCOMP_SHARED, else ../shared beside the repository (not the working folder).
-  std::string base = (env != nullptr && *env) ? std::string(env) : fs::Join(recipes::SourceRootDir(), "../shared");
+  std::string base = (env != nullptr && *env) ? std::string(env) : fs::Join(pipeline::SourceRootDir(), "../shared");
   return fs::Join(base, "data");
 }
 

@@ -10,8 +10,8 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "model/config.h"
-#include "recipes/compress_run.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/compress_run.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/plan.h"
 #include "tools/cli.h"
 
@@ -31,8 +31,8 @@ void ListMethods() {
                   ParamText(p.default_value).c_str(), p.doc.c_str());
     }
   }
-  std::printf("\nshipped recipes (%s):", recipes::ShippedRecipesDir().c_str());
-  for (const auto& n : recipes::ListShippedRecipes(recipes::ShippedRecipesDir())) std::printf(" %s", n.c_str());
+  std::printf("\nshipped recipes (%s):", pipeline::ShippedRecipesDir().c_str());
+  for (const auto& n : recipes::ListShippedRecipes(pipeline::ShippedRecipesDir())) std::printf(" %s", n.c_str());
   std::printf("\n");
 }
 
@@ -41,7 +41,7 @@ void ListMethods() {
 int RunCompressCmd(const std::vector<std::string>& args) {
   CommonOptions common;
   std::string model_dir, recipe_arg;
-  recipes::CompressRunOptions ro;
+  pipeline::CompressRunOptions ro;
   bool dry_run = false;
   int64_t samples = 0, seq_len = 0;
   int64_t seed = -1;
@@ -90,14 +90,15 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   ro.model_dir = model_dir;
   const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
 
-  recipes::RecipeSpec recipe = recipes::LoadRecipe(recipe_arg);
+  recipes::RecipeSpec recipe = pipeline::LoadRecipe(recipe_arg);
   // The estimate needs only config.json and the options: refuse before anything is loaded.
   const ModelConfig config = LoadModelConfig(model_dir);
-  const recipes::MemoryEstimate memory = recipes::EstimateCompress(
-      config, recipes::CompressMemoryFor(config, recipe, samples, seq_len, ro.calib.source, ro.format, ro.micro_batch));
+  const pipeline::MemoryEstimate memory = pipeline::EstimateCompress(
+      config,
+      pipeline::CompressMemoryFor(config, recipe, samples, seq_len, ro.calib.source, ro.format, ro.micro_batch));
   log::Verbose("compress", memory.Describe(8));
   if (memory_limit > 0) {
-    recipes::CheckMemoryLimit(memory, memory_limit, "--max-memory",
+    pipeline::CheckMemoryLimit(memory, memory_limit, "--max-memory",
                               "reduce --calib-samples or --calib-seq-len, or raise --max-memory");
   }
   if (dry_run) {
@@ -105,7 +106,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     lo.load_blocks = false;
     auto model = Model::Load(model_dir, lo);
     recipes::ResolvedRecipe resolved = recipes::ResolvePlan(recipe, *model, MethodRegistry::Builtins());
-    CalibSpec c = recipes::MergeCalib(resolved, ro.calib, *model);
+    CalibSpec c = pipeline::MergeCalib(resolved, ro.calib, *model);
     std::printf("recipe %s (%s) on %s (%s, %d layers)\n", recipe.name.value.c_str(), recipe.name.loc.file.c_str(),
                 model_dir.c_str(), model->config().model_type.c_str(), model->num_layers());
     std::printf("calibration: %s\n", ResolveCalib(c, model->config()).Describe().c_str());
@@ -124,7 +125,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   }
   if (const char* crash = std::getenv("PERPCOMP_TEST_CRASH")) ro.crash_at = crash;
   SetMmapThreshold(kMmapThresholdCompress);  // a flat peak over the blocks (core/heap.h)
-  recipes::CompressRunResult r = recipes::RunCompress(recipe, ro);
+  pipeline::CompressRunResult r = pipeline::RunCompress(recipe, ro);
   if (!calib_dump.empty()) {
     // (windows, tokens) int64, one line per window: what another tool needs to calibrate on the same ids.
     const at::Tensor ids = r.calib_tokens.contiguous();

@@ -1,10 +1,10 @@
 // perpcomp merge a.h5 b.h5 ... --out all.h5 [--overwrite]
 // Joins sweep-results files (the shards of one sweep, or sweeps over the same model and
-// conventions) into one, crash-safely (docs/SWEEPS.md "Merging"; recipes/sweep_results.h).
+// conventions) into one, crash-safely (docs/SWEEPS.md "Merging"; pipeline/sweep_results.h).
 #include <cstdio>
 
 #include "core/error.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "tools/cli.h"
 
 namespace pc::cli {
@@ -26,7 +26,7 @@ int RunMerge(const std::vector<std::string>& args) {
   if (!Parse("merge", "a.h5 b.h5 ... --out all.h5 [--overwrite]", desc, args, vm, &positional, &common)) return 0;
   PC_CHECK(!inputs.empty(), "merge: give the sweep-results files to join (perpcomp merge a.h5 b.h5 --out all.h5)");
   PC_CHECK(!out.empty(), "--out is required: the merged results file");
-  recipes::MergeSummary s = recipes::MergeSweepResults(inputs, out, overwrite);
+  pipeline::MergeSummary s = pipeline::MergeSweepResults(inputs, out, overwrite);
   std::printf("merged %zu runs from %zu files into %s%s%s\n", s.runs, inputs.size(), out.c_str(),
               s.duplicates > 0 ? Str(" (", s.duplicates, " identical duplicates kept once)").c_str() : "",
               s.shard.empty() ? "" : Str(" (shards ", s.shard, ")").c_str());

@@ -18,13 +18,13 @@
 #include "probes/decompose.h"
 #include "probes/norm_depth.h"
 #include "probes/perturb.h"
+#include "probes/probe_report.h"
 #include "probes/results_h5.h"
 #include "probes/scale.h"
 #include "reports/markdown.h"
 #include "store/file.h"
 #include "tools/cli.h"
 #include "tools/model_options.h"
-#include "tools/probe_report.h"
 
 namespace pc::cli {
 
@@ -71,7 +71,7 @@ struct ProbeSetup {
   std::unique_ptr<Tokenizer> tokenizer;
   probes::ProbeInputs in;
   pipeline::TextWindows text;
-  ProbeContext context;
+  probes::ProbeContext context;
 };
 
 std::string CommandLine(const std::string& sub, const std::vector<std::string>& args) {
@@ -111,7 +111,7 @@ ProbeSetup Load(const std::string& probe, const ProbeFlags& f, const std::vector
   s.in.batch = f.batch;
   s.in.tokenizer = s.tokenizer.get();
   s.in.pair_batch_tokens = f.pair_batch_tokens;
-  ProbeContext& c = s.context;
+  probes::ProbeContext& c = s.context;
   c.probe = probe;
   c.model = f.mo.model;
   c.model_type = config.model_type;
@@ -134,7 +134,7 @@ void WriteOutputs(const ProbeFlags& f, const ProbeSetup& s, const std::function<
                   const std::function<std::string()>& html) {
   if (!f.out.empty()) {
     store::StagedWriter w = store::File::CreateStaged(f.out, store::kind::kProbe, f.overwrite, "--out");
-    const ProbeContext& c = s.context;
+    const probes::ProbeContext& c = s.context;
     SetAttrs(w.root(), {{"probe", c.probe},
                         {"model", c.model},
                         {"model_type", c.model_type},
@@ -187,14 +187,14 @@ int RunDecompose(const std::vector<std::string>& args) {
   ProbeSetup s = Load("decompose", f, args, config);
   probes::DecomposeResult r = probes::Decompose(*s.model, s.in, o);
   Print("Residual space: updates Δ against the incoming hidden state h (c = Δ·h/‖h‖², cos = Δ·h/(‖Δ‖‖h‖))",
-        DecomposeUpdatesTable(r));
+        probes::DecomposeUpdatesTable(r));
   if (!r.heads.empty()) {
     Print("Value space: attention output o_i against the own value vector v_i (per layer, over heads)",
-          DecomposeValueTable(r));
+          probes::DecomposeValueTable(r));
   }
   WriteOutputs(
       f, s, [&](const store::Group& g) { probes::WriteDecompose(g, r, bins); },
-      [&] { return DecomposeHtml(s.context, r); });
+      [&] { return probes::DecomposeHtml(s.context, r); });
   return 0;
 }
 
@@ -244,10 +244,10 @@ int RunScale(const std::vector<std::string>& args) {
   o.Validate(static_cast<int>(config.layers));
   ProbeSetup s = Load("scale", f, args, config);
   probes::ScaleResult r = probes::RunScale(*s.model, s.in, o);
-  Print(Str("Scaling in ", probes::SpaceName(o.space), " space, layers ", o.layers.ToString()), ScaleTable(r));
+  Print(Str("Scaling in ", probes::SpaceName(o.space), " space, layers ", o.layers.ToString()), probes::ScaleTable(r));
   WriteOutputs(
       f, s, [&](const store::Group& g) { probes::WriteScale(g, r, o); },
-      [&] { return ScaleHtml(s.context, r, o); });
+      [&] { return probes::ScaleHtml(s.context, r, o); });
   return 0;
 }
 
@@ -301,23 +301,23 @@ int RunPerturb(const std::vector<std::string>& args) {
   o.Validate(*s.model);
   probes::PerturbResult r = probes::RunPerturb(*s.model, s.in, o);
   std::optional<probes::NormDepthData> depth_data;
-  std::optional<NormDepthStats> depth_stats;
+  std::optional<probes::NormDepthStats> depth_stats;
   if (!depth_sentences.empty()) {
     depth_data = probes::CollectNormDepth(*s.model, *s.tokenizer, depth_sentences, max_sentences);
-    depth_stats = CorrelateNormDepth(*depth_data);
+    depth_stats = probes::CorrelateNormDepth(*depth_data);
   }
   std::printf("\nbaseline: loss %.5f (ppl %.4f)%s\n", r.baseline.loss, r.baseline.ppl,
               r.baseline.pairs ? Str(", minimal-pair accuracy ", r.baseline.accuracy()).c_str() : "");
-  Print("Clean hidden-state norms ‖h‖ (block outputs)", HiddenNormsTable(r));
+  Print("Clean hidden-state norms ‖h‖ (block outputs)", probes::HiddenNormsTable(r));
   Print(Str("L2-matched perturbation of layers ", r.layers.ToString(), " (", o.seeds, " seeds)"),
-        PerturbSummaryTable(r));
-  Print("Direction vs magnitude", PerturbRatioTable(r, o.deltas));
-  if (!r.repair.empty()) Print(Str("Repair of layers ", r.repair_layers.ToString()), RepairTable(r));
+        probes::PerturbSummaryTable(r));
+  Print("Direction vs magnitude", probes::PerturbRatioTable(r, o.deltas));
+  if (!r.repair.empty()) Print(Str("Repair of layers ", r.repair_layers.ToString()), probes::RepairTable(r));
   if (depth_stats) {
     std::printf("\nnorm vs depth: %lld sentences aligned, %lld left out; Spearman(depth, position) = %.3f\n",
                 static_cast<long long>(depth_stats->sentences), static_cast<long long>(depth_stats->unaligned),
                 depth_stats->spearman_depth_position);
-    Print("‖h‖ at each word's last token against its parse depth", NormDepthTable(*depth_stats));
+    Print("‖h‖ at each word's last token against its parse depth", probes::NormDepthTable(*depth_stats));
   }
   WriteOutputs(
       f, s,
@@ -348,7 +348,7 @@ int RunPerturb(const std::vector<std::string>& args) {
           nd.WriteTable("correlations", t);
         }
       },
-      [&] { return PerturbHtml(s.context, r, o, depth_stats ? &*depth_stats : nullptr); });
+      [&] { return probes::PerturbHtml(s.context, r, o, depth_stats ? &*depth_stats : nullptr); });
   return 0;
 }
 

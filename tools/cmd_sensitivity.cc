@@ -4,14 +4,14 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
-#include "recipes/sensitivity.h"
+#include "pipeline/sensitivity.h"
 #include "tools/cli.h"
 
 namespace pc::cli {
 
 int RunSensitivityCmd(const std::vector<std::string>& args) {
   CommonOptions common;
-  recipes::SensitivityOptions o;
+  pipeline::SensitivityOptions o;
   int64_t samples = 0, seq_len = 0, seed = -1;
   std::string windowing, text_field;
   po::options_description desc("options");
@@ -53,7 +53,7 @@ int RunSensitivityCmd(const std::vector<std::string>& args) {
   if (!text_field.empty()) o.calib.text_field = text_field;
   fs::CheckOutputPath(o.out, o.overwrite, "--out", fs::OutputKind::kFile);
   fs::CheckNotAnInput(o.out, "--out", {{"--model", o.model_dir}, {"--calib", o.calib.source}, {"--candidates", o.candidates_file}});
-  const recipes::SensitivityResult r = recipes::RunSensitivity(o);
+  const pipeline::SensitivityResult r = pipeline::RunSensitivity(o);
   std::printf("wrote %s: %d units x %d candidates over %d blocks in %.1f s; cost %.1f block forwards over the "
               "calibration windows = %.2f forward-equivalents%s\n",
               o.out.c_str(), r.units, r.candidates, r.layers, r.seconds, r.block_forwards, r.forward_equivalents,

@@ -2,7 +2,7 @@
 //   [--work DIR] [--shard K/N] [--keep-models] [--dry-run] [--seq-len N] [--max-windows K] [--per-token]
 //   [--import-lm-eval DIR]
 // Every run of a sweep file compressed, measured and evaluated against the model; resumable,
-// crash-safe, sharded (docs/SWEEPS.md). The library side is recipes/sweep_run.h.
+// crash-safe, sharded (docs/SWEEPS.md). The library side is pipeline/sweep_run.h.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +17,10 @@
 #include "core/strings.h"
 #include "metrics/minimal_pairs.h"
 #include "pipeline/run_io.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/param_value.h"
-#include "recipes/sweep_results.h"
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_results.h"
+#include "pipeline/sweep_run.h"
 #include "store/file.h"
 #include "store/untrusted.h"
 #include "tools/cli.h"
@@ -32,12 +32,12 @@ namespace pc::cli {
 namespace {
 
 // --dry-run: index, name, method, params, origin of every run (of the shard).
-void PrintRuns(const recipes::SweepPlan& plan, const std::vector<size_t>& runs, const std::string& shard) {
+void PrintRuns(const pipeline::SweepPlan& plan, const std::vector<size_t>& runs, const std::string& shard) {
   size_t wname = 4, wmethod = 6, wparams = 6;
   std::vector<std::string> params(plan.runs.size());
   for (size_t i : runs) {
     const recipes::RecipeSpec& r = plan.runs[i].recipe;
-    recipes::MainMethodParams(r);  // unknown methods or parameters fail here, naming the recipe line
+    pipeline::MainMethodParams(r);  // unknown methods or parameters fail here, naming the recipe line
     params[i] = r.params.empty() ? "(default params)" : recipes::FormatParams(r.params);
     wname = std::max(wname, r.name.value.size());
     wmethod = std::max(wmethod, r.method.value.size());
@@ -57,20 +57,20 @@ void PrintRuns(const recipes::SweepPlan& plan, const std::vector<size_t>& runs, 
 
 // An existing --out must be this sweep's results (same conventions); it is rebuilt as runs finish.
 void CheckSweepOutput(const std::string& out, const nlohmann::json& conventions) {
-  const std::string key = recipes::ConventionsKey(conventions);
+  const std::string key = pipeline::ConventionsKey(conventions);
   if (!fs::Exists(out)) {
     fs::CheckOutputPath(out, false, "--out", fs::OutputKind::kFile);
     return;
   }
-  recipes::ResultsHeader h;
+  pipeline::ResultsHeader h;
   try {
     store::File f = store::OpenUntrusted(out, store::kind::kSweepResults);
-    h = recipes::ReadResultsHeader(f);
+    h = pipeline::ReadResultsHeader(f);
   } catch (const Error& e) {
     PC_THROW("--out: refusing to replace '", out, "': ", e.what(), "; remove it or choose another --out");
   }
   if (h.conventions_key == key) return;
-  recipes::JsonDifference d = recipes::FirstDifference(h.conventions, conventions);
+  pipeline::JsonDifference d = pipeline::FirstDifference(h.conventions, conventions);
   PC_THROW("--out '", out, "' holds results of a sweep made under other conventions: '", d.path, "' was ", d.a,
            " and is now ", d.b, "; remove it (and its work folder) to start over, or choose another --out");
 }
@@ -78,10 +78,10 @@ void CheckSweepOutput(const std::string& out, const nlohmann::json& conventions)
 // Run files that do not open (damaged outside perpcomp: complete files are only ever renamed
 // into place) are set aside as <file>.damaged and their runs redone.
 void SetAsideDamagedRunFiles(const std::string& work) {
-  for (const auto& path : recipes::ListRunFiles(work)) {
+  for (const auto& path : pipeline::ListRunFiles(work)) {
     try {
       store::CheckNotDamaged(path);  // a malformed file can crash libhdf5 (store/untrusted.h)
-      recipes::ReadRunFileInfo(path);
+      pipeline::ReadRunFileInfo(path);
     } catch (const Error& e) {
       log::Warn("sweep", "run file '", path, "' cannot be read (", e.what(), "); moved to '", path,
                 ".damaged' and its run will be redone");
@@ -99,7 +99,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   CacheFlags cache;
   std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir, max_memory;
   std::vector<std::string> pair_specs;
-  recipes::CalibOverrides calib;
+  pipeline::CalibOverrides calib;
   int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
   bool keep_models = false, dry_run = false, per_token = false, retry_failed = false;
   po::options_description desc("options");
@@ -136,13 +136,13 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   }
   PC_CHECK(!sweep_path.empty(), "--sweep is required: a sweep file such as recipes/sweeps/default.yaml");
   const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
-  recipes::SweepOptions so;
+  pipeline::SweepOptions so;
   if (!shard_text.empty()) {
     std::tie(so.shard_k, so.shard_n) = ParseShard(shard_text, "--shard");
     so.sharded = true;
   }
-  const recipes::SweepPlan plan = recipes::LoadSweepPlan(sweep_path);
-  const std::vector<size_t> mine = recipes::ShardIndices(plan.runs.size(), so.shard_k, so.shard_n);
+  const pipeline::SweepPlan plan = pipeline::LoadSweepPlan(sweep_path);
+  const std::vector<size_t> mine = pipeline::ShardIndices(plan.runs.size(), so.shard_k, so.shard_n);
   if (dry_run) {
     PrintRuns(plan, mine, so.sharded ? shard_text : "");
     return 0;
@@ -167,7 +167,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   }
 
   // Inputs that can be wrong are read before anything is written.
-  recipes::SweepInputs in;
+  pipeline::SweepInputs in;
   in.model_dir = model_dir;
   in.calib = calib;
   in.eval_path = eval_path;
@@ -190,26 +190,27 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   {
     // The peak of the largest stage of any run, from config.json and the options only.
     const ModelConfig config = LoadModelConfig(model_dir);
-    std::vector<recipes::CompressMemoryOptions> runs;
+    std::vector<pipeline::CompressMemoryOptions> runs;
     for (size_t i : mine) {
-      runs.push_back(recipes::CompressMemoryFor(config, plan.runs[i].recipe, samples, calib_seq_len, calib.source));
+      runs.push_back(pipeline::CompressMemoryFor(config, plan.runs[i].recipe, samples, calib_seq_len, calib.source));
     }
-    recipes::EvalMemoryOptions eo;
+    pipeline::EvalMemoryOptions eo;
     eo.windows = in.windows.size(0);
     eo.seq_len = in.windows.size(1);
     eo.batch = batch;
-    eo.disk_bytes = recipes::DiskWeightBytes(config);
+    eo.disk_bytes = pipeline::DiskWeightBytes(config);
     eo.per_token = per_token;
     eo.text_bytes = fs::FileSize(eval_path);
     // ScoreMinimalPairs' default batch, or the longest sequence when it is longer (a batch of its own).
     eo.pair_tokens = in.pairs.empty() ? 0 : std::max<int64_t>(8192, longest_pair);
-    const recipes::MemoryEstimate memory = recipes::EstimateSweep(config, runs, eo);
+    const pipeline::MemoryEstimate memory = pipeline::EstimateSweep(config, runs, eo);
     log::Verbose("sweep", memory.Describe(8));
-    recipes::CheckMemoryFits(memory, memory_limit, "reduce --calib-samples, --calib-seq-len, --max-windows or --batch");
+    pipeline::CheckMemoryFits(memory, memory_limit,
+                              "reduce --calib-samples, --calib-seq-len, --max-windows or --batch");
   }
 
   so.out = out;
-  so.work = work.empty() ? recipes::DefaultWorkDir(out) : work;
+  so.work = work.empty() ? pipeline::DefaultWorkDir(out) : work;
   so.keep_models = keep_models;
   so.per_token = per_token;
   so.batch = batch;
@@ -237,13 +238,13 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     for (const auto& f : in.pair_files) inputs.push_back({"--pairs", f});
     fs::CheckNotAnInput(out, "--out", inputs);
   }
-  const nlohmann::json conventions = recipes::SweepConventions(in, so.cache);
+  const nlohmann::json conventions = pipeline::SweepConventions(in, so.cache);
   CheckSweepOutput(out, conventions);
   SetAsideDamagedRunFiles(so.work);
   log::Info("sweep", "'", plan.spec.name.value, "': ", mine.size(), " of ", plan.runs.size(), " runs",
             so.sharded ? " (shard " + shard_text + ")" : std::string(), " on ", model_dir, "; ",
             in.windows.size(0), " x ", in.windows.size(1), " evaluation tokens; work folder ", so.work);
-  recipes::SweepSummary s = recipes::RunSweep(plan, in, conventions, so);
+  pipeline::SweepSummary s = pipeline::RunSweep(plan, in, conventions, so);
   std::printf("sweep '%s': %zu of %zu runs complete (%zu now, %zu earlier) -> %s\n", plan.spec.name.value.c_str(),
               s.done + s.skipped, s.in_shard, s.done, s.skipped, out.c_str());
   if (!s.failed.empty()) {

@@ -22,7 +22,7 @@
 #include "metrics/perplexity.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "train/corpus.h"
 #include "train/trainer.h"
 #include "tools/demo_sweep.h"
@@ -150,7 +150,7 @@ int RunDemoJob(const DemoOptions& o) {
   // 4. The main job: the demo sweep on the LayerNorm model, ranked into an HTML report.
   nlohmann::json sweep = nullptr;
   if (!o.skip_sweep) {
-    sweep = RunDemoSweep(models[0].dir, corpus_dir, o.sweep.empty() ? fs::Join(recipes::ShippedRecipesDir(), "sweeps/demo.yaml") : o.sweep,
+    sweep = RunDemoSweep(models[0].dir, corpus_dir, o.sweep.empty() ? fs::Join(pipeline::ShippedRecipesDir(), "sweeps/demo.yaml") : o.sweep,
                          out.path(), o.out);
   }
 

@@ -11,7 +11,7 @@
 #include "metrics/pairs_file.h"
 #include "model/config.h"
 #include "pipeline/run_io.h"
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_run.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
 #include "reports/sweep_results.h"
@@ -21,8 +21,8 @@ namespace pc::cli {
 
 nlohmann::json RunDemoSweep(const std::string& model_dir, const std::string& corpus_dir, const std::string& sweep_file,
                             const std::string& staged_out, const std::string& final_out) {
-  recipes::SweepPlan plan = recipes::LoadSweepPlan(sweep_file);
-  recipes::SweepInputs in;
+  pipeline::SweepPlan plan = pipeline::LoadSweepPlan(sweep_file);
+  pipeline::SweepInputs in;
   in.model_dir = model_dir;
   in.calib.source = fs::Join(corpus_dir, "train.txt");
   in.calib.seq_len = 64;
@@ -37,13 +37,13 @@ nlohmann::json RunDemoSweep(const std::string& model_dir, const std::string& cor
     auto p = ReadMinimalPairs(f);
     in.pairs.insert(in.pairs.end(), p.begin(), p.end());
   }
-  recipes::SweepOptions o;
+  pipeline::SweepOptions o;
   const std::string sweep_dir = fs::Join(staged_out, "sweep");
   fs::MakeDirs(sweep_dir);
   o.out = fs::Join(sweep_dir, "results.h5");
   o.cache.dir = "";  // one reference, evaluated once inside the sweep
   log::Info("demo", "sweep ", plan.spec.name.value, ": ", sweep_file, " on the LayerNorm model");
-  recipes::SweepSummary summary = recipes::RunSweep(plan, in, recipes::SweepConventions(in, o.cache), o);
+  pipeline::SweepSummary summary = pipeline::RunSweep(plan, in, pipeline::SweepConventions(in, o.cache), o);
 
   // Rank: which error metric predicts the downstream loss across the sweep's runs.
   reports::SweepResults results = reports::ReadSweepResults(o.out);

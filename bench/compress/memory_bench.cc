@@ -1,5 +1,5 @@
 // bench/compress/memory_bench.cc — the peak-memory estimate of --max-memory
-// (recipes/memory_estimate.h) against the measured peak RSS of `perpcomp compress`, `eval` and
+// (pipeline/memory_estimate.h) against the measured peak RSS of `perpcomp compress`, `eval` and
 // `measure` run as child processes (wait4 rusage ru_maxrss), on random Pythia-shaped models
 // streamed from disk. Prints a table (estimate, measured, ratio); see docs/PERFORMANCE.md
 // "Memory estimate". The estimate must be an upper bound within about 1.5x.
@@ -21,8 +21,8 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "model/config.h"
-#include "recipes/compress_run.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/compress_run.h"
+#include "pipeline/memory_estimate.h"
 
 namespace {
 
@@ -78,7 +78,7 @@ std::string Arg(int argc, char** argv, const char* name, const std::string& def)
 }  // namespace
 
 int main(int argc, char** argv) {
-  namespace r = pc::recipes;
+  namespace r = pc::pipeline;
   const std::string bin = Arg(argc, argv, "--perpcomp", PC_PERPCOMP_BIN);
   const int64_t layers = std::atoll(Arg(argc, argv, "--layers", "4").c_str());
   const std::string threads = Arg(argc, argv, "--threads", "1");
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     std::string compressed;
     for (const std::string& method : methods) {
       const std::string recipe_name = method == "wanda" ? "wanda-50" : method + "-w4g128";
-      const r::RecipeSpec recipe = r::LoadRecipe(recipe_name);
+      const pc::recipes::RecipeSpec recipe = r::LoadRecipe(recipe_name);
       for (const std::string& n : windows) {
         const std::string out = pc::fs::Join(dir, s.name + "-" + recipe_name + "-" + n);
         const r::MemoryEstimate e =

@@ -19,7 +19,7 @@
 #include "model/folded_scales.h"
 #include "model/model.h"
 #include "model/safetensors.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "tests/compress/awq_test_util.h"
 #include "tests/compress/prune_test_util.h"
@@ -28,16 +28,16 @@
 
 namespace {
 
-pc::recipes::CompressRunResult CompressFolder(const std::string& ref_dir, const std::string& yaml_params,
+pc::pipeline::CompressRunResult CompressFolder(const std::string& ref_dir, const std::string& yaml_params,
                                               const std::string& out) {
   pc::recipes::RecipeSpec recipe = pc::recipes::ParseRecipeText("name: awq-test\nmethod: awq\nparams:\n" + yaml_params, "test recipe");
-  pc::recipes::CompressRunOptions o;
+  pc::pipeline::CompressRunOptions o;
   o.model_dir = ref_dir;
   o.out_dir = out;
   o.overwrite = true;
   o.calib.source = "self:6";
   o.calib.seq_len = 16;
-  return pc::recipes::RunCompress(recipe, o);
+  return pc::pipeline::RunCompress(recipe, o);
 }
 
 std::vector<std::string> TensorNames(const std::string& dir) { return pc::Checkpoint::Open(dir)->Names(); }
@@ -103,7 +103,7 @@ TEST_CASE("awq on gpt_neox and gpt2: the fake-quantized folder has no act.scales
     INFO(arch);
     const std::string ref_dir = pc::test::ReferenceWithTokenizer(arch, "");
     const std::string out = pc::test::TempDir("awq-actfold-" + arch) + "/out";
-    pc::recipes::CompressRunResult r = CompressFolder(ref_dir, "  group_size: 16\n  alpha: 0.8\n", out);
+    pc::pipeline::CompressRunResult r = CompressFolder(ref_dir, "  group_size: 16\n  alpha: 0.8\n", out);
     for (const std::string& n : TensorNames(out)) {
       INFO(n);
       CHECK(n.find("act.scales") == std::string::npos);

@@ -18,7 +18,7 @@
 #include "core/fs.h"
 #include "core/tensor_util.h"
 #include "model/model.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "recipes/recipe_spec.h"
 #include "tests/compress/prune_test_util.h"
@@ -38,16 +38,16 @@ std::string RtnRecipe(const std::string& rest) {
   return "name: head\nmethod: rtn\nparams: {bits: 4, group_size: 16}\n" + rest;
 }
 
-pc::recipes::CompressRunResult Compress(const std::string& model_dir, const std::string& yaml, const std::string& out,
+pc::pipeline::CompressRunResult Compress(const std::string& model_dir, const std::string& yaml, const std::string& out,
                                         const std::string& format = "hf") {
-  pc::recipes::CompressRunOptions o;
+  pc::pipeline::CompressRunOptions o;
   o.model_dir = model_dir;
   o.out_dir = out;
   o.overwrite = true;
   o.format = format;
   o.calib.source = "self:6";
   o.calib.seq_len = 16;
-  return pc::recipes::RunCompress(pc::recipes::ParseRecipeText(yaml, "r.yaml"), o);
+  return pc::pipeline::RunCompress(pc::recipes::ParseRecipeText(yaml, "r.yaml"), o);
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ TEST_CASE("head: RunCompress writes the quantized head and the folder reads back
   auto ref = pc::Model::Load(ref_dir);
   const at::Tensor head0 = ref->lm_head().weight;  // (vocab, d)
   const std::string out = pc::test::TempDir("head-rtn") + "/out";
-  pc::recipes::CompressRunResult run =
+  pc::pipeline::CompressRunResult run =
       Compress(ref_dir, RtnRecipe("overrides:\n  - match: '^lm_head$'\n    params: {bits: 3}\n"), out);
   CHECK(run.record.at("head") == "rtn(bits=3, group_size=16, zero_point=true)");
   auto comp = pc::Model::Load(out);
@@ -136,7 +136,7 @@ TEST_CASE("head: RunCompress writes the quantized head and the folder reads back
   CHECK(pc::Model::Load(plain)->lm_head().weight.equal(head0));
   // GPTQ on the head: calibrated on the final norm's output, it beats RTN there.
   const std::string gptq = pc::test::TempDir("head-gptq") + "/out";
-  pc::recipes::CompressRunResult gr = Compress(
+  pc::pipeline::CompressRunResult gr = Compress(
       ref_dir, RtnRecipe("overrides:\n  - match: '^lm_head$'\n    method: gptq\n    params: {bits: 3, group_size: 16}\n"),
       gptq);
   bool found = false;

@@ -4,7 +4,7 @@
 
 #include "core/fs.h"
 #include "model/model.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/plan.h"
 #include "recipes/recipe_spec.h"
 #include "tests/model/model_test_util.h"
@@ -23,7 +23,7 @@ TEST_CASE("prune recipes: every shipped recipe resolves into a plan", "[compress
   auto model = pc::Model::Load(pc::test::MakeReferenceModel("llama"));
   for (const char* name : kRecipes) {
     INFO(name);
-    pc::recipes::RecipeSpec r = pc::recipes::LoadRecipe(name);
+    pc::recipes::RecipeSpec r = pc::pipeline::LoadRecipe(name);
     pc::recipes::ResolvedRecipe rr = pc::recipes::ResolvePlan(r, *model, pc::MethodRegistry::Builtins());
     CHECK(rr.plan.Compressed() == model->num_layers() * 7);
     CHECK(rr.plan.propagate_compressed);
@@ -76,8 +76,8 @@ TEST_CASE("recipes: an ignore pattern that matches no linear is an error", "[com
                     Contains("ignore pattern 'mpl\\.up' matches no linear"));
   pc::recipes::ResolvedRecipe ok = resolve("name: x\nmethod: rtn\nignore:\n  - 'mlp.down_proj'\n");
   CHECK(ok.plan.Compressed() == model->num_layers() * 6);
-  for (const std::string& name : pc::recipes::ListShippedRecipes(pc::recipes::ShippedRecipesDir())) {
+  for (const std::string& name : pc::recipes::ListShippedRecipes(pc::pipeline::ShippedRecipesDir())) {
     INFO(name);
-    CHECK_NOTHROW(pc::recipes::ResolvePlan(pc::recipes::LoadRecipe(name), *model, pc::MethodRegistry::Builtins()));
+    CHECK_NOTHROW(pc::recipes::ResolvePlan(pc::pipeline::LoadRecipe(name), *model, pc::MethodRegistry::Builtins()));
   }
 }

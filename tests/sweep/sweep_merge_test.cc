@@ -1,4 +1,4 @@
-// recipes/sweep_results.h without a model: conventions keys and differences, results files
+// pipeline/sweep_results.h without a model: conventions keys and differences, results files
 // rebuilt from run files, and every refusal of `perpcomp merge`.
 #include <catch2/catch.hpp>
 
@@ -16,14 +16,14 @@
 
 #include "core/fs.h"
 #include "core/sha256.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "store/file.h"
 #include "store/table.h"
 #include "tests/sweep/sweep_test_util.h"
 
 using Catch::Matchers::Contains;
 using nlohmann::json;
-using pc::recipes::FirstDifference;
+using pc::pipeline::FirstDifference;
 
 namespace {
 
@@ -50,14 +50,14 @@ struct FakeRun {
 
 // A run file as the sweep writes it (the parts merge and rebuild look at).
 std::string WriteRunFile(const std::string& dir, const FakeRun& r, const json& conventions) {
-  const std::string path = dir + "/" + pc::recipes::RunFileName(r.index, r.name);
+  const std::string path = dir + "/" + pc::pipeline::RunFileName(r.index, r.name);
   pc::store::StagedWriter w = pc::store::File::CreateStaged(path, pc::store::kind::kSweepRun, true);
   pc::store::Group g = w.root().CreateGroup("runs").CreateGroup(r.name);
   g.SetAttr("run", r.name);
   g.SetAttr("index", r.index);
   g.SetAttr("recipe_yaml", "name: '" + r.name + "'\nmethod: 'rtn'\n");
   g.SetAttr("conventions", conventions.dump());
-  g.SetAttr("conventions_key", pc::recipes::ConventionsKey(conventions));
+  g.SetAttr("conventions_key", pc::pipeline::ConventionsKey(conventions));
   g.SetAttr("status", "complete");
   g.SetAttr("seconds_compress", 1.5);
   pc::store::Group d = g.CreateGroup("downstream");
@@ -84,15 +84,15 @@ std::string WriteResults(const std::string& dir, const std::string& name, const 
   const std::string sub = pc::test::TempDir("merge-" + name);
   std::vector<std::string> files;
   for (const auto& r : runs) files.push_back(WriteRunFile(sub, r, conventions));
-  pc::recipes::ResultsHeader h;
+  pc::pipeline::ResultsHeader h;
   h.sweep = "fake";
   h.sweep_yaml = sweep_yaml;
   h.conventions = conventions;
-  h.conventions_key = pc::recipes::ConventionsKey(conventions);
+  h.conventions_key = pc::pipeline::ConventionsKey(conventions);
   h.runs_total = total;
   h.shard = shard;
   const std::string out = dir + "/" + name + ".h5";
-  pc::recipes::WriteSweepResults(out, h, WriteReference(sub), files);
+  pc::pipeline::WriteSweepResults(out, h, WriteReference(sub), files);
   return out;
 }
 
@@ -100,8 +100,8 @@ std::string WriteResults(const std::string& dir, const std::string& name, const 
 
 TEST_CASE("sweep results: conventions keys and the first difference", "[sweep]") {
   const json a = Conventions();
-  CHECK(pc::recipes::ConventionsKey(a) == pc::Sha256Hex(a.dump()));
-  CHECK(pc::recipes::ConventionsKey(a) == pc::recipes::ConventionsKey(json::parse(a.dump())));
+  CHECK(pc::pipeline::ConventionsKey(a) == pc::Sha256Hex(a.dump()));
+  CHECK(pc::pipeline::ConventionsKey(a) == pc::pipeline::ConventionsKey(json::parse(a.dump())));
   CHECK(FirstDifference(a, a).empty());
   auto d = FirstDifference(a, Conventions("xyz"));
   CHECK(d.path == "model_hash");
@@ -122,7 +122,7 @@ TEST_CASE("sweep results: conventions keys and the first difference", "[sweep]")
   json e = a;
   e.erase("perpcomp");
   CHECK(FirstDifference(a, e).path == "perpcomp");
-  CHECK(pc::recipes::RunFileName(3, "awq-w4g128") == "3-awq-w4g128.h5");
+  CHECK(pc::pipeline::RunFileName(3, "awq-w4g128") == "3-awq-w4g128.h5");
 }
 
 TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "[sweep]") {
@@ -132,7 +132,7 @@ TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "
   const std::string s1 = WriteResults(dir, "s1", {{"b", 1, 0.2}}, conv, "1/2");
   {
     pc::store::File f = pc::store::File::OpenRead(s0, pc::store::kind::kSweepResults);
-    pc::recipes::ResultsHeader h = pc::recipes::ReadResultsHeader(f);
+    pc::pipeline::ResultsHeader h = pc::pipeline::ReadResultsHeader(f);
     CHECK(h.shard == "0/2");
     CHECK(h.runs_total == 3);
     CHECK(f.root().GetAttr<int64_t>("runs_complete") == 2);
@@ -140,7 +140,7 @@ TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "
     CHECK(std::isnan(f.root().GetAttr<double>("reference_pairs_accuracy")));
   }
   const std::string all = dir + "/all.h5";
-  auto s = pc::recipes::MergeSweepResults({s1, s0}, all, false);
+  auto s = pc::pipeline::MergeSweepResults({s1, s0}, all, false);
   CHECK(s.runs == 3);
   CHECK(s.shard.empty());
   CHECK(pc::test::ResultRuns(all) == std::vector<std::string>{"a", "b", "c"});
@@ -152,7 +152,7 @@ TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "
 
   // A run in two files with different numbers (another seconds_compress alone would be fine).
   const std::string other = WriteResults(dir, "other", {{"b", 1, 0.25}}, conv, "1/2");
-  CHECK_THROWS_WITH(pc::recipes::MergeSweepResults({s0, s1, other}, dir + "/x.h5", false),
+  CHECK_THROWS_WITH(pc::pipeline::MergeSweepResults({s0, s1, other}, dir + "/x.h5", false),
                     Contains("run 'b' is in") && Contains("s1.h5") && Contains("other.h5") &&
                         Contains("different contents") && Contains("'downstream.delta_nll' is 0.2 and 0.25"));
 }
@@ -201,7 +201,7 @@ TEST_CASE("merge of two different sweeps: a run both hold counts once in runs_to
                                      4, "name: A\n");
   const std::string b = WriteResults(dir, "b", {{"c", 2, 0.3}, {"d", 3, 0.4}, {"e", 4, 0.5}}, conv, "", 3, "name: B\n");
   const std::string all = dir + "/all.h5";
-  auto s = pc::recipes::MergeSweepResults({a, b}, all, false);
+  auto s = pc::pipeline::MergeSweepResults({a, b}, all, false);
   CHECK(s.runs == 5);
   CHECK(s.duplicates == 2);
   pc::store::File f = pc::store::File::OpenRead(all, pc::store::kind::kSweepResults);

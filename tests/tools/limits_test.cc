@@ -1,5 +1,5 @@
 // Resource limits: --max-memory SIZE parsing (core/strings.h ParseBytes), the peak-memory
-// estimator's arithmetic (recipes/memory_estimate.h), and the refusal through the CLI of
+// estimator's arithmetic (pipeline/memory_estimate.h), and the refusal through the CLI of
 // compress, sweep, measure and eval before any work (docs/RELIABILITY.md).
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 #include "core/strings.h"
 #include "model/config.h"
 #include "model/sizes.h"
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 #include "recipes/recipe_spec.h"
 #include "tests/sweep/sweep_test_util.h"
 
@@ -35,7 +35,7 @@ pc::ModelConfig Pythia160M(const std::string& dtype = "float16") {
   return pc::ParseModelConfig(j, "pythia-160m/config.json");
 }
 
-double Term(const pc::recipes::MemoryEstimate& e, const std::string& name) {
+double Term(const pc::pipeline::MemoryEstimate& e, const std::string& name) {
   for (const auto& t : e.terms) {
     if (t.name == name) return t.bytes;
   }
@@ -70,7 +70,7 @@ TEST_CASE("max-memory: sizes with units and decimals, and their errors", "[tools
 }
 
 TEST_CASE("memory estimate: the terms of compress on Pythia-160M", "[tools][limits]") {
-  namespace r = pc::recipes;
+  namespace r = pc::pipeline;
   const pc::ModelConfig c = Pythia160M("float32");
   r::CompressMemoryOptions o;
   o.methods = {"rtn"};
@@ -139,11 +139,11 @@ TEST_CASE("memory estimate: the terms of compress on Pythia-160M", "[tools][limi
 }
 
 TEST_CASE("memory estimate: recipes, eval, measure, sweep and the refusal message", "[tools][limits]") {
-  namespace r = pc::recipes;
+  namespace r = pc::pipeline;
   const pc::ModelConfig c = Pythia160M();
   CHECK(r::DiskWeightBytes(c) == 2);
   CHECK(r::DiskWeightBytes(Pythia160M("float32")) == 4);
-  const r::RecipeSpec recipe = r::ParseRecipeText(
+  const pc::recipes::RecipeSpec recipe = pc::recipes::ParseRecipeText(
       "name: mixed\nmethod: awq\nparams: {bits: 4}\ncalibration: {samples: 16, seq_len: 256}\n"
       "overrides:\n  - match: 'mlp'\n    method: gptq\n", "mixed.yaml");
   CHECK(r::RecipeMethods(recipe) == std::vector<std::string>{"awq", "gptq"});

@@ -1,4 +1,4 @@
-// recipes/compress_run.h — one compression run end to end: recipe + model + calibration ->
+// pipeline/compress_run.h — one compression run end to end: recipe + model + calibration ->
 // a Hugging Face folder with the compressed weights, config.json carrying the record of the
 // recipe and calibration, and compress.h5 (the per-linear log). Used by `perpcomp compress`
 // and by sweeps.
@@ -16,7 +16,7 @@
 #include "recipes/recipe_spec.h"
 #include "store/group.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 // Command-line calibration settings; unset fields fall back to the recipe, then the method.
 struct CalibOverrides {
@@ -52,14 +52,14 @@ struct CompressRunResult {
 std::string SourceRootDir();
 std::string ShippedRecipesDir();
 // Parses a recipe by name or path (ResolveRecipePath over the shipped folder).
-RecipeSpec LoadRecipe(const std::string& name_or_path);
+recipes::RecipeSpec LoadRecipe(const std::string& name_or_path);
 // Calibration settings of a run: recipe/method defaults overridden by the command line.
-CalibSpec MergeCalib(const ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model);
+CalibSpec MergeCalib(const recipes::ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model);
 
-CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions& options);
+CompressRunResult RunCompress(const recipes::RecipeSpec& recipe, const CompressRunOptions& options);
 
 // Writes records of one kind as a table (scalars and texts as columns; arrays as 2-D
 // datasets rows x max length, NaN-padded) under `group`/`name`.
 void WriteRecords(const store::Group& group, const std::string& name, const std::vector<Record>& records);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-#include "recipes/sensitivity.h"
+#include "pipeline/sensitivity.h"
 
 #include <chrono>
 #include <cmath>
@@ -19,7 +19,13 @@
 #include "recipes/candidates.h"
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::CandidateSpec;
+using recipes::CandidatesSpec;
+using recipes::GroupSpec;
+using recipes::ParseCandidatesFile;
+using recipes::ToScalar;
 
 namespace {
 
@@ -394,4 +400,4 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
   return result;
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

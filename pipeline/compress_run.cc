@@ -1,4 +1,4 @@
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
 #include <cmath>
 #include <csignal>
@@ -17,7 +17,14 @@
 #include "model/tokenizer/tokenizer.h"
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::ParseRecipeFile;
+using recipes::RecipeSpec;
+using recipes::RecipeToYaml;
+using recipes::ResolvePlan;
+using recipes::ResolveRecipePath;
+using recipes::ResolvedRecipe;
 std::string ShippedRecipesDir() {
   const char* env = std::getenv("PERPCOMP_RECIPES");
   if (env != nullptr && *env) return env;
@@ -263,4 +270,4 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   return out;
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-// recipes/memory_estimate.h — the peak resident memory of compress, eval, measure and sweep,
+// pipeline/memory_estimate.h — the peak resident memory of compress, eval, measure and sweep,
 // estimated before any work from the model's config.json and the command's options only
 // (no weights read), and the --max-memory check (docs/RELIABILITY.md, "Crash safety and
 // resource limits").
@@ -29,7 +29,7 @@
 #include "model/config.h"
 #include "recipes/recipe_spec.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 struct MemoryTerm {
   std::string name;
@@ -63,12 +63,12 @@ struct CompressMemoryOptions {
   int64_t calib_text_bytes = 0;      // size of the calibration text file (0: self:N)
 };
 // The main method and every override's method of a recipe, without duplicates.
-std::vector<std::string> RecipeMethods(const RecipeSpec& recipe);
+std::vector<std::string> RecipeMethods(const recipes::RecipeSpec& recipe);
 MemoryEstimate EstimateCompress(const ModelConfig& config, const CompressMemoryOptions& o);
 // The options of one compression run as `perpcomp compress` would run it: calibration samples
 // and length from the command line (0: unset), else the recipe, else 128 × min(512, context);
 // the calibration text's size when `calib_source` is a file ("self:N": self-sampling).
-CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeSpec& recipe, int64_t samples,
+CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const recipes::RecipeSpec& recipe, int64_t samples,
                                         int64_t seq_len, const std::string& calib_source,
                                         const std::string& format = "hf", int64_t micro_batch = 0);
 
@@ -108,4 +108,4 @@ int64_t ParseMemAvailable(const std::string& meminfo);
 // when unknown). Throws with the estimate, the limit and `hint` (what to reduce).
 void CheckMemoryFits(const MemoryEstimate& e, int64_t limit_bytes, const std::string& hint);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

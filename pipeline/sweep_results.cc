@@ -1,4 +1,4 @@
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "store/group.h"
 #include "store/untrusted.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 namespace {
 
@@ -377,4 +377,4 @@ MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std
   return summary;
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-#include "tools/probe_report.h"
+#include "probes/probe_report.h"
 
 #include <cmath>
 #include <functional>
@@ -11,7 +11,7 @@
 #include "reports/stats.h"
 #include "reports/svg.h"
 
-namespace pc::cli {
+namespace pc::probes {
 
 using reports::TextTable;
 
@@ -19,13 +19,13 @@ namespace {
 
 std::string F(double v) { return reports::FormatSignificant(v, 4); }
 std::string Share(double v) { return reports::FormatFixed(v, 4); }
-std::string Pm(const probes::MeanStd& m, int digits = 4) {
+std::string Pm(const MeanStd& m, int digits = 4) {
   if (m.n == 0) return "n/a";
   return reports::FormatSignificant(m.mean, digits) + " ± " + reports::FormatSignificant(m.std, 2);
 }
-double StatValue(const reports::Stat& s) { return s.value ? *s.value : probes::kNaN; }
+double StatValue(const reports::Stat& s) { return s.value ? *s.value : kNaN; }
 
-std::string RowLabel(const probes::ScaleRow& row) {
+std::string RowLabel(const ScaleRow& row) {
   if (row.kind == "baseline") return "baseline (no hooks)";
   if (row.kind == "parallel") return Str("parallel x ", FormatDouble(row.setting.alpha));
   if (row.kind == "perpendicular") return Str("perpendicular x ", FormatDouble(row.setting.beta));
@@ -44,7 +44,7 @@ void Intro(reports::HtmlPage& page, const ProbeContext& c) {
 
 }  // namespace
 
-NormDepthStats CorrelateNormDepth(const probes::NormDepthData& d) {
+NormDepthStats CorrelateNormDepth(const NormDepthData& d) {
   NormDepthStats s;
   s.sentences = d.sentences;
   s.unaligned = d.unaligned;
@@ -63,11 +63,11 @@ NormDepthStats CorrelateNormDepth(const probes::NormDepthData& d) {
   return s;
 }
 
-TextTable DecomposeUpdatesTable(const probes::DecomposeResult& r) {
+TextTable DecomposeUpdatesTable(const DecomposeResult& r) {
   TextTable t({"layer", "update", "tokens", "skipped", "par share", "perp share", "mean ‖Δ‖/‖h‖", "c mean", "c p05",
                "c p50", "c p95", "cos p50"});
   for (const auto& u : r.updates) {
-    probes::Summary c = probes::Summarize(u.split.coef), cs = probes::Summarize(u.split.cos);
+    Summary c = Summarize(u.split.coef), cs = Summarize(u.split.cos);
     t.AddRow({std::to_string(u.layer), u.sublayer, std::to_string(u.split.tokens), std::to_string(u.split.skipped),
               Share(u.split.parallel_share()), Share(u.split.perpendicular_share()), F(u.split.mean_rel_norm()),
               F(c.mean), F(c.pct[1]), F(c.pct[3]), F(c.pct[5]), F(cs.pct[3])});
@@ -76,10 +76,10 @@ TextTable DecomposeUpdatesTable(const probes::DecomposeResult& r) {
   return t;
 }
 
-TextTable DecomposeValueTable(const probes::DecomposeResult& r) {
+TextTable DecomposeValueTable(const DecomposeResult& r) {
   TextTable t({"layer", "heads", "par share (mean over heads)", "min head", "max head", "c mean", "a_ii mean",
                "a_ii p50"});
-  std::map<int, std::vector<const probes::HeadDecomposition*>> by_layer;
+  std::map<int, std::vector<const HeadDecomposition*>> by_layer;
   for (const auto& h : r.heads) by_layer[h.layer].push_back(&h);
   for (const auto& [layer, heads] : by_layer) {
     double sum = 0, lo = INFINITY, hi = -INFINITY;
@@ -92,15 +92,15 @@ TextTable DecomposeValueTable(const probes::DecomposeResult& r) {
       coef.insert(coef.end(), h->split.coef.begin(), h->split.coef.end());
       self.insert(self.end(), h->self_weight.begin(), h->self_weight.end());
     }
-    probes::Summary sw = probes::Summarize(self);
+    Summary sw = Summarize(self);
     t.AddRow({std::to_string(layer), std::to_string(heads.size()), Share(sum / heads.size()), Share(lo), Share(hi),
-              F(probes::Summarize(coef).mean), F(sw.mean), F(sw.pct[3])});
+              F(Summarize(coef).mean), F(sw.mean), F(sw.pct[3])});
   }
   t.AlignNumericColumns();
   return t;
 }
 
-TextTable ScaleTable(const probes::ScaleResult& r) {
+TextTable ScaleTable(const ScaleResult& r) {
   std::vector<std::string> header = {"setting", "loss", "delta loss", "ppl"};
   const bool pairs = r.baseline.pairs.has_value();
   if (pairs) {
@@ -121,26 +121,26 @@ TextTable ScaleTable(const probes::ScaleResult& r) {
   return t;
 }
 
-TextTable PerturbSummaryTable(const probes::PerturbResult& r) {
+TextTable PerturbSummaryTable(const PerturbResult& r) {
   TextTable t({"delta", "kind", "seeds", "loss damage (mean ± std)", "accuracy drop (mean ± std)", "perturbed",
                "skipped"});
   for (const auto& s : r.summary) {
-    t.AddRow({FormatDouble(s.delta), probes::PerturbKindName(s.kind), std::to_string(s.damage.n), Pm(s.damage),
+    t.AddRow({FormatDouble(s.delta), PerturbKindName(s.kind), std::to_string(s.damage.n), Pm(s.damage),
               r.baseline.pairs ? Pm(s.accuracy_drop) : "n/a", std::to_string(s.tokens), std::to_string(s.skipped)});
   }
   t.AlignNumericColumns();
   return t;
 }
 
-TextTable PerturbRatioTable(const probes::PerturbResult& r, const std::vector<double>& deltas) {
+TextTable PerturbRatioTable(const PerturbResult& r, const std::vector<double>& deltas) {
   TextTable t({"delta", "magnitude damage", "direction damage", "direction / magnitude", "magnitude acc drop",
                "direction acc drop"});
   for (size_t i = 0; i < deltas.size(); ++i) {
     std::string md = "n/a", dd = "n/a", ma = "n/a", da = "n/a";
     for (const auto& s : r.summary) {
       if (s.delta != deltas[i]) continue;
-      std::string& dmg = s.kind == probes::PerturbKind::kMagnitude ? md : dd;
-      std::string& acc = s.kind == probes::PerturbKind::kMagnitude ? ma : da;
+      std::string& dmg = s.kind == PerturbKind::kMagnitude ? md : dd;
+      std::string& acc = s.kind == PerturbKind::kMagnitude ? ma : da;
       dmg = F(s.damage.mean);
       if (r.baseline.pairs) acc = F(s.accuracy_drop.mean);
     }
@@ -150,11 +150,11 @@ TextTable PerturbRatioTable(const probes::PerturbResult& r, const std::vector<do
   return t;
 }
 
-TextTable RepairTable(const probes::PerturbResult& r) {
+TextTable RepairTable(const PerturbResult& r) {
   TextTable t({"delta", "kind", "repair", "damage", "repaired damage", "recovered (mean ± std)",
                "accuracy recovered (mean ± std)"});
   for (const auto& s : r.repair) {
-    t.AddRow({FormatDouble(s.delta), probes::PerturbKindName(s.kind), probes::RepairKindName(s.repair),
+    t.AddRow({FormatDouble(s.delta), PerturbKindName(s.kind), RepairKindName(s.repair),
               F(s.damage_unrepaired.mean), F(s.damage_repaired.mean), Pm(s.recovered, 3),
               r.baseline.pairs ? Pm(s.accuracy_recovered, 3) : "n/a"});
   }
@@ -162,7 +162,7 @@ TextTable RepairTable(const probes::PerturbResult& r) {
   return t;
 }
 
-TextTable HiddenNormsTable(const probes::PerturbResult& r) {
+TextTable HiddenNormsTable(const PerturbResult& r) {
   TextTable t({"layer", "perturbed", "‖h‖ p01", "‖h‖ p05", "‖h‖ p50", "‖h‖ p95", "‖h‖ max"});
   for (const auto& n : r.norms) {
     t.AddRow({std::to_string(n.layer), r.layers.Contains(n.layer) ? "yes" : "", F(n.norm.pct[0]), F(n.norm.pct[1]),
@@ -184,7 +184,7 @@ TextTable NormDepthTable(const NormDepthStats& s) {
   return t;
 }
 
-std::string DecomposeHtml(const ProbeContext& c, const probes::DecomposeResult& r) {
+std::string DecomposeHtml(const ProbeContext& c, const DecomposeResult& r) {
   reports::HtmlPage page("perpcomp probe decompose: " + c.model);
   Intro(page, c);
   page.Paragraph(
@@ -231,11 +231,11 @@ std::string DecomposeHtml(const ProbeContext& c, const probes::DecomposeResult& 
       layer_row.emplace(h.layer, layer_row.size());
       heads = std::max(heads, h.head + 1);
     }
-    auto heat = [&](const std::string& title, const std::function<double(const probes::HeadDecomposition&)>& value) {
+    auto heat = [&](const std::string& title, const std::function<double(const HeadDecomposition&)>& value) {
       reports::HeatMapData d;
       for (const auto& [layer, row] : layer_row) d.rows.push_back("layer " + std::to_string(layer));
       for (int h = 0; h < heads; ++h) d.columns.push_back("head " + std::to_string(h));
-      d.values.assign(d.rows.size() * d.columns.size(), probes::kNaN);
+      d.values.assign(d.rows.size() * d.columns.size(), kNaN);
       for (const auto& h : r.heads) d.values[layer_row[h.layer] * heads + h.head] = value(h);
       reports::HeatMapOptions o;
       o.title = title;
@@ -245,14 +245,14 @@ std::string DecomposeHtml(const ProbeContext& c, const probes::DecomposeResult& 
     };
     heat("Parallel share of o_i against v_i", [](const auto& h) { return h.split.parallel_share(); });
     heat("Mean parallel coefficient c = o_i·v_i/‖v_i‖²",
-         [](const auto& h) { return probes::Summarize(h.split.coef).mean; });
-    heat("Mean self weight a_ii", [](const auto& h) { return probes::Summarize(h.self_weight).mean; });
+         [](const auto& h) { return Summarize(h.split.coef).mean; });
+    heat("Mean self weight a_ii", [](const auto& h) { return Summarize(h.self_weight).mean; });
   }
   page.Section("Distributions of the parallel coefficient");
   for (const auto& u : r.updates) {
     reports::HistogramOptions ho;
     ho.title = Str("layer ", u.layer, " ", u.sublayer, " update: c = Δ·h/‖h‖²");
-    probes::Summary s = probes::Summarize(u.split.coef);
+    Summary s = Summarize(u.split.coef);
     ho.note = Str("p01 ", F(s.pct[0]), ", p50 ", F(s.pct[3]), ", p99 ", F(s.pct[6]), "; ", u.split.tokens, " tokens");
     ho.x_title = "c";
     ho.bins = 40;
@@ -267,11 +267,11 @@ std::string DecomposeHtml(const ProbeContext& c, const probes::DecomposeResult& 
   return page.Render();
 }
 
-std::string ScaleHtml(const ProbeContext& c, const probes::ScaleResult& r, const probes::ScaleOptions& o) {
+std::string ScaleHtml(const ProbeContext& c, const ScaleResult& r, const ScaleOptions& o) {
   reports::HtmlPage page("perpcomp probe scale: " + c.model);
   Intro(page, c);
-  page.Paragraph(Str("Space: ", probes::SpaceName(o.space), "; layers ", o.layers.ToString(),
-                     o.space == probes::Space::kResidual ? Str("; updates: ", o.attn && o.mlp ? "attention and MLP"
+  page.Paragraph(Str("Space: ", SpaceName(o.space), "; layers ", o.layers.ToString(),
+                     o.space == Space::kResidual ? Str("; updates: ", o.attn && o.mlp ? "attention and MLP"
                                                                               : o.attn ? "attention" : "MLP")
                                                          : std::string("; attention outputs before o_proj"),
                      ". Parallel rows scale Δ∥ by α (β = 1), perpendicular rows Δ⊥ by β (α = 1); exclude-self "
@@ -286,7 +286,7 @@ std::string ScaleHtml(const ProbeContext& c, const probes::ScaleResult& r, const
       for (double b : r.grid_betas) d.columns.push_back("β = " + FormatDouble(b));
       for (const auto& s : r.grid) {
         double v = accuracy ? s.accuracy() : s.loss - r.baseline.loss;
-        d.values.push_back(std::isfinite(v) ? v : probes::kNaN);
+        d.values.push_back(std::isfinite(v) ? v : kNaN);
       }
       reports::HeatMapOptions ho;
       ho.title = title;
@@ -301,7 +301,7 @@ std::string ScaleHtml(const ProbeContext& c, const probes::ScaleResult& r, const
   return page.Render();
 }
 
-std::string PerturbHtml(const ProbeContext& c, const probes::PerturbResult& r, const probes::PerturbOptions& o,
+std::string PerturbHtml(const ProbeContext& c, const PerturbResult& r, const PerturbOptions& o,
                         const NormDepthStats* depth) {
   reports::HtmlPage page("perpcomp probe perturb: " + c.model);
   Intro(page, c);
@@ -314,9 +314,9 @@ std::string PerturbHtml(const ProbeContext& c, const probes::PerturbResult& r, c
   page.Section("Damage per distance");
   auto chart = [&](const std::string& title, const std::string& y, bool accuracy) {
     std::vector<reports::LineSeries> series;
-    for (probes::PerturbKind k : o.kinds) {
+    for (PerturbKind k : o.kinds) {
       reports::LineSeries s;
-      s.name = probes::PerturbKindName(k);
+      s.name = PerturbKindName(k);
       for (const auto& ps : r.summary) {
         if (ps.kind != k) continue;
         s.x.push_back(ps.delta);
@@ -364,4 +364,4 @@ std::string PerturbHtml(const ProbeContext& c, const probes::PerturbResult& r, c
   return page.Render();
 }
 
-}  // namespace pc::cli
+}  // namespace pc::probes

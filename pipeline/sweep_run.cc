@@ -1,4 +1,4 @@
-#include "recipes/sweep_run.h"
+#include "pipeline/sweep_run.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -29,10 +29,18 @@
 #include "metrics/results_h5.h"
 #include "model/tokenizer/tokenizer.h"
 #include "recipes/plan.h"
-#include "recipes/sweep_results.h"
+#include "pipeline/sweep_results.h"
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::ExpandSweep;
+using recipes::ParseSweepFile;
+using recipes::RecipeSpec;
+using recipes::RecipeToYaml;
+using recipes::ResolvePlan;
+using recipes::SweepRun;
+using recipes::ToScalar;
 
 namespace stdfs = std::filesystem;
 using nlohmann::json;
@@ -626,4 +634,4 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   return summary;
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-#include "recipes/memory_estimate.h"
+#include "pipeline/memory_estimate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,7 +13,9 @@
 #include "model/attention.h"
 #include "model/sizes.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
+
+using recipes::RecipeSpec;
 
 namespace {
 
@@ -266,7 +268,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   PC_CHECK(o.samples > 0 && o.seq_len > 0, "memory estimate: calibration needs samples and tokens");
   const double N = static_cast<double>(o.samples), L = static_cast<double>(o.seq_len), T = N * L;
   const std::vector<LinearShape> ls = BlockLinears(c);
-  // Three phases (recipes/compress_run.cc, compress/engine.h); the peak is the largest.
+  // Three phases (pipeline/compress_run.cc, compress/engine.h); the peak is the largest.
   // 1. The calibration windows are embedded, with the top-level tensors but the head loaded.
   MemoryEstimate setup;
   setup.what = "compress";
@@ -474,4 +476,4 @@ void CheckMemoryFits(const MemoryEstimate& e, int64_t limit_bytes, const std::st
            ", or free memory (--max-memory SIZE sets the limit instead of the available memory)");
 }
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

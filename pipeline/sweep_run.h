@@ -1,4 +1,4 @@
-// recipes/sweep_run.h — `perpcomp sweep`: every run of a sweep file compressed, measured and
+// pipeline/sweep_run.h — `perpcomp sweep`: every run of a sweep file compressed, measured and
 // evaluated against one reference model, one run file per run, a results file rebuilt after
 // each run; resumable, crash-safe and sharded (docs/SWEEPS.md, docs/HDF5.md "sweep-run").
 //
@@ -23,17 +23,17 @@
 
 #include "metrics/minimal_pairs.h"
 #include "metrics/reference_cache.h"
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 #include "recipes/sweep_spec.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 // A sweep file read and expanded; a run's index is its position in `runs`.
 struct SweepPlan {
   std::string path;  // as given
   std::string yaml;  // the file's text (recorded as sweep_yaml)
-  SweepSpec spec;
-  std::vector<SweepRun> runs;
+  recipes::SweepSpec spec;
+  std::vector<recipes::SweepRun> runs;
 };
 SweepPlan LoadSweepPlan(const std::string& path);
 
@@ -42,7 +42,7 @@ std::vector<size_t> ShardIndices(size_t runs, int k, int n);
 
 // The recipe's main method parameters with the method's defaults filled in (the `params`
 // attribute). Errors (unknown method or parameter) name the recipe file:line.
-nlohmann::json MainMethodParams(const RecipeSpec& recipe);
+nlohmann::json MainMethodParams(const recipes::RecipeSpec& recipe);
 
 // What the sweep measures on: read by the caller (the command line) before the sweep starts.
 struct SweepInputs {
@@ -107,4 +107,4 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const nlohma
 // Run files under <work>/runs (complete ones; temporary files are not listed).
 std::vector<std::string> ListRunFiles(const std::string& work);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-// recipes/sweep_results.h — the files of a sweep (docs/HDF5.md "sweep-run" and "sweep-results";
+// pipeline/sweep_results.h — the files of a sweep (docs/HDF5.md "sweep-run" and "sweep-results";
 // docs/SWEEPS.md): one run file per finished run, a results file rebuilt from them, and the
 // merge of results files (shards of one sweep, or sweeps over the same model and conventions).
 // No LibTorch: `perpcomp merge`, `perpcomp rank` and tests read these with the store only.
@@ -17,7 +17,7 @@
 
 #include "store/file.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 // The `status` attribute of a finished run.
 inline constexpr const char* kRunComplete = "complete";
@@ -91,4 +91,4 @@ struct MergeSummary {
 // present in two files with different contents. Runs of one sweep are ordered by their index.
 MergeSummary MergeSweepResults(const std::vector<std::string>& inputs, const std::string& out, bool overwrite);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline

@@ -1,4 +1,4 @@
-// recipes/sensitivity.h — `perpcomp sensitivity`: the measured cost of every candidate setting for
+// pipeline/sensitivity.h — `perpcomp sensitivity`: the measured cost of every candidate setting for
 // every block linear (or group of linears sharing a setting), each compressed alone on the
 // reference's inputs, as every predictor `perpcomp allocate` can minimise (docs/ALLOCATION.md).
 //
@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <string>
 
-#include "recipes/compress_run.h"
+#include "pipeline/compress_run.h"
 
-namespace pc::recipes {
+namespace pc::pipeline {
 
 struct SensitivityOptions {
   std::string model_dir;
@@ -45,4 +45,4 @@ struct SensitivityResult {
 
 SensitivityResult RunSensitivity(const SensitivityOptions& options);
 
-}  // namespace pc::recipes
+}  // namespace pc::pipeline
