@@ -107,6 +107,7 @@ void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) 
   std::vector<std::string> name, site, role, kind, frame;
   std::vector<int64_t> layer, dim, tokens, skipped;
   std::map<std::string, std::vector<double>> cols;
+  const std::vector<std::string> float_columns = FloatColumns();
   for (const FixtureSiteRow& r : rows) {
     name.push_back(r.name);
     site.push_back(r.site);
@@ -118,7 +119,7 @@ void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) 
     tokens.push_back(kWindows * kSeqLen);
     skipped.push_back(0);
     std::map<std::string, double> v = RowValues(f, run_index, r);
-    for (const std::string& c : FloatColumns()) {
+    for (const std::string& c : float_columns) {
       double value = v.at(c);
       if (f.site_value) {
         if (auto o = f.site_value(run_index, r, c)) value = *o;
@@ -130,7 +131,7 @@ void WriteSites(const store::Group& g, const SweepFixture& f, size_t run_index) 
   t.AddColumn("name", name).AddColumn("site", site).AddColumn("layer", layer).AddColumn("role", role);
   t.AddColumn("kind", kind).AddColumn("frame", frame).AddColumn("dim", dim);
   t.AddColumn("tokens", tokens).AddColumn("skipped_tokens", skipped);
-  for (const std::string& c : FloatColumns()) t.AddColumn(c, cols[c]);
+  for (const std::string& c : float_columns) t.AddColumn(c, cols[c]);
   g.WriteTable("sites", t);
 }
 
