@@ -37,9 +37,20 @@ RecipeSpec LoadRecipe(const std::string& name_or_path) {
   return ParseRecipeFile(ResolveRecipePath(name_or_path, ShippedRecipesDir()));
 }
 
+std::string CalibSourceFor(const std::optional<recipes::Located<std::string>>& text, const CalibOverrides& over) {
+  if (!text) return over.source;
+  if (StartsWith(text->value, "self:")) return text->value;
+  auto it = over.texts.find(text->value);
+  if (it != over.texts.end()) return it->second;
+  std::vector<std::string> bound;
+  for (const auto& [name, file] : over.texts) bound.push_back(name);
+  PC_THROW(text->loc.Str(), ": calibration text '", text->value, "' is not given: pass --calib-text ", text->value,
+           "=FILE (", bound.empty() ? std::string("no --calib-text was given") : "given: " + Join(bound, ", "), ")");
+}
+
 CalibSpec MergeCalib(const ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model) {
   CalibSpec c = resolved.calib;
-  c.source = over.source;
+  c.source = CalibSourceFor(resolved.calib_text, over);
   if (over.samples) c.samples = *over.samples;
   if (over.seq_len) c.seq_len = *over.seq_len;
   if (over.seed) c.seed = *over.seed;

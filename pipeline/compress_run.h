@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,7 +21,9 @@ namespace pc::pipeline {
 
 // Command-line calibration settings; unset fields fall back to the recipe, then the method.
 struct CalibOverrides {
-  std::string source;  // file or self:N (required for a run)
+  std::string source;  // file or self:N (required for a run): the text of recipes that name none
+  // --calib-text NAME=FILE: the texts a recipe's `calibration: text: NAME` selects.
+  std::map<std::string, std::string> texts;
   std::optional<int64_t> samples, seq_len;
   std::optional<uint64_t> seed;
   std::optional<std::string> windowing, text_field;
@@ -53,7 +56,14 @@ std::string SourceRootDir();
 std::string ShippedRecipesDir();
 // Parses a recipe by name or path (ResolveRecipePath over the shipped folder).
 recipes::RecipeSpec LoadRecipe(const std::string& name_or_path);
-// Calibration settings of a run: recipe/method defaults overridden by the command line.
+// The calibration text of a run: the recipe's `calibration: text:` (self:N, or a name bound in
+// over.texts), else over.source. A name not bound is an error naming the recipe file:line.
+std::string CalibSourceFor(const std::optional<recipes::Located<std::string>>& text, const CalibOverrides& over);
+inline std::string CalibSourceFor(const recipes::RecipeSpec& recipe, const CalibOverrides& over) {
+  return CalibSourceFor(recipe.calibration.text, over);
+}
+// Calibration settings of a run: recipe/method defaults overridden by the command line (the
+// text: CalibSourceFor).
 CalibSpec MergeCalib(const recipes::ResolvedRecipe& resolved, const CalibOverrides& over, const Model& model);
 
 CompressRunResult RunCompress(const recipes::RecipeSpec& recipe, const CompressRunOptions& options);

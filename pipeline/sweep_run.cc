@@ -467,11 +467,17 @@ json SweepConventions(const SweepInputs& in, const CacheOptions& cache) {
   for (const auto& f : in.pair_files) pairs.push_back({{"file", Absolute(f)}, {"sha256", Sha256File(f)}});
   json calib = {{"source", nullptr}, {"samples", nullptr}, {"seq_len", nullptr}, {"seed", nullptr}};
   int64_t self_n = 0;
-  if (ParseSelfSpec(in.calib.source, &self_n)) {
-    calib["source"] = in.calib.source;
+  if (in.calib.source.empty() || ParseSelfSpec(in.calib.source, &self_n)) {
+    if (!in.calib.source.empty()) calib["source"] = in.calib.source;
   } else {
     calib["source"] = Absolute(in.calib.source);
     calib["sha256"] = Sha256File(in.calib.source);
+  }
+  // --calib-text: present only when given, so that work folders made without it still match.
+  if (!in.calib.texts.empty()) {
+    json texts = json::object();
+    for (const auto& [name, file] : in.calib.texts) texts[name] = {{"source", Absolute(file)}, {"sha256", Sha256File(file)}};
+    calib["texts"] = texts;
   }
   if (in.calib.samples) calib["samples"] = *in.calib.samples;
   if (in.calib.seq_len) calib["seq_len"] = *in.calib.seq_len;

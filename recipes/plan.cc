@@ -141,6 +141,7 @@ ResolvedRecipe ResolvePlan(const RecipeSpec& recipe, const Model& model, const M
   if (recipe.calibration.seq_len) c.seq_len = recipe.calibration.seq_len->value;
   if (recipe.calibration.seed) c.seed = static_cast<uint64_t>(recipe.calibration.seed->value);
   if (recipe.calibration.text_field) c.text_field = recipe.calibration.text_field->value;
+  out.calib_text = recipe.calibration.text;
   return out;
 }
 

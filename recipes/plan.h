@@ -3,6 +3,7 @@
 // calibration settings it implies.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "calibration/calib_set.h"
@@ -15,6 +16,7 @@ namespace pc::recipes {
 struct ResolvedRecipe {
   Plan plan;
   CalibSpec calib;     // the recipe's calibration defaults (source left empty)
+  std::optional<Located<std::string>> calib_text;  // the recipe's `calibration: text:` (unset: --calib)
   std::string method;  // the recipe's main method
   std::string family;  // its family ("quantization", "pruning")
 };

@@ -19,7 +19,7 @@ constexpr int64_t kMaxSeqLen = 1 << 20;
 
 const std::vector<std::string> kRecipeKeys = {"name",        "description", "method", "params",
                                               "calibration", "propagate",   "ignore", "overrides"};
-const std::vector<std::string> kCalibrationKeys = {"samples", "seq_len", "windowing", "seed", "text_field"};
+const std::vector<std::string> kCalibrationKeys = {"samples", "seq_len", "windowing", "seed", "text_field", "text"};
 const std::vector<std::string> kOverrideKeys = {"match", "method", "params", "skip"};
 
 int64_t IntInRange(const yaml::Node& node, const std::string& what, int64_t lo, int64_t hi) {
@@ -55,6 +55,21 @@ CalibrationSpec ParseCalibration(const yaml::Node& node) {
   if (const auto* n = node.Find("text_field")) {
     c.text_field = LocatedAt(n->AsString("calibration 'text_field'"), *n);
     PC_CHECK(!c.text_field->value.empty(), n->loc().Str(), ": calibration 'text_field' must not be empty");
+  }
+  if (const auto* n = node.Find("text")) {
+    c.text = LocatedAt(n->AsString("calibration 'text'"), *n);
+    const std::string& t = c.text->value;
+    if (StartsWith(t, "self:")) {
+      const std::string count = t.substr(5);
+      const bool digits = !count.empty() && count.size() <= 7 &&
+                          std::all_of(count.begin(), count.end(), [](unsigned char ch) { return std::isdigit(ch); });
+      PC_CHECK(digits && std::stoll(count) > 0, n->loc().Str(), ": calibration 'text' '", t,
+               "' must be self:N with N a positive number of windows (at most 9999999)");
+    } else {
+      PC_CHECK(IsValidName(t), n->loc().Str(), ": calibration 'text' '", t,
+               "' must be self:N or the name of a text given as --calib-text NAME=FILE (letters, digits, '.', '_', "
+               "'-'; at most ", kMaxNameLength, " characters)");
+    }
   }
   return c;
 }
@@ -137,6 +152,7 @@ void MergeCalibration(CalibrationSpec* base, const CalibrationSpec& over) {
   if (over.windowing) base->windowing = over.windowing;
   if (over.seed) base->seed = over.seed;
   if (over.text_field) base->text_field = over.text_field;
+  if (over.text) base->text = over.text;
 }
 
 std::string OverrideSpec::Describe() const { return Str("override at ", loc.Str(), " ('", match.pattern(), "')"); }
@@ -209,6 +225,7 @@ std::string RecipeToYaml(const RecipeSpec& r) {
     if (c.windowing) out += Str("  windowing: ", WindowingName(c.windowing->value), "\n");
     if (c.seed) out += Str("  seed: ", c.seed->value, "\n");
     if (c.text_field) out += "  text_field: " + yaml::QuoteString(c.text_field->value) + "\n";
+    if (c.text) out += "  text: " + yaml::QuoteString(c.text->value) + "\n";
   }
   if (r.propagate) out += Str("propagate: ", PropagateName(r.propagate->value), "\n");
   if (!r.ignore.empty()) {

@@ -51,8 +51,11 @@ struct CalibrationSpec {
   std::optional<Located<Windowing>> windowing;
   std::optional<Located<int64_t>> seed;  // >= 0
   std::optional<Located<std::string>> text_field;
+  // Which calibration text: "self:N", or a name bound on the command line with
+  // `--calib-text NAME=FILE` (docs/RECIPES.md "Calibration"). Unset: the text of `--calib`.
+  std::optional<Located<std::string>> text;
 
-  bool empty() const { return !samples && !seq_len && !windowing && !seed && !text_field; }
+  bool empty() const { return !samples && !seq_len && !windowing && !seed && !text_field && !text; }
 };
 // Sets every field that `over` sets.
 void MergeCalibration(CalibrationSpec* base, const CalibrationSpec& over);

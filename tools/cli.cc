@@ -3,12 +3,14 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/blas.h"
 #include "core/cores.h"
 #include "core/threads.h"
 #include "pipeline/compress_run.h"
+#include "recipes/recipe_spec.h"
 
 namespace pc::cli {
 
@@ -45,6 +47,29 @@ std::string SharedDataDir() {
   // README.md: $PERPCOMP_SHARED, else ../shared beside the repository (not the working folder).
   std::string base = (env != nullptr && *env) ? std::string(env) : fs::Join(pipeline::SourceRootDir(), "../shared");
   return fs::Join(base, "data");
+}
+
+void AddCalibTextOption(po::options_description& desc, std::vector<std::string>& specs) {
+  desc.add_options()("calib-text", po::value<std::vector<std::string>>(&specs)->composing(),
+                     "NAME=FILE: a calibration text that recipes select with calibration: text: NAME (repeatable)");
+}
+
+std::map<std::string, std::string> ParseCalibTexts(const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> texts;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    PC_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), "--calib-text '", spec,
+             "' must be NAME=FILE (for example wiki-train=wiki.train.raw.txt)");
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    PC_CHECK(recipes::IsValidName(name), "--calib-text '", spec, "': the name '", name,
+             "' must start with a letter or digit and use only letters, digits, '.', '_' and '-'");
+    PC_CHECK(!texts.count(name), "--calib-text names '", name, "' twice (", texts[name], " and ", file, ")");
+    PC_CHECK(fs::Exists(file), "--calib-text ", name, "='", file,
+             "' does not exist (give a text file, plain or *.jsonl)");
+    fs::CheckRegularFile(file, "--calib-text " + name);
+    texts[name] = file;
+  }
+  return texts;
 }
 
 }  // namespace pc::cli

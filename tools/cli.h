@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ void AddCommonOptions(po::options_description& desc, CommonOptions& opts);
 bool Parse(const std::string& verb, const std::string& usage, const po::options_description& desc,
            const std::vector<std::string>& args, po::variables_map& vm,
            const po::positional_options_description* positional = nullptr, CommonOptions* common = nullptr);
+
+// --calib-text NAME=FILE (repeatable) as name -> file: names as recipe names, each once, files
+// that exist (a recipe's `calibration: text: NAME` selects one; docs/RECIPES.md "Calibration").
+void AddCalibTextOption(po::options_description& desc, std::vector<std::string>& specs);
+std::map<std::string, std::string> ParseCalibTexts(const std::vector<std::string>& specs);
 
 // The shared data folder for named presets: $PERPCOMP_SHARED/data or <cwd>/../shared/data.
 std::string SharedDataDir();

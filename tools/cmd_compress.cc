@@ -46,6 +46,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   int64_t samples = 0, seq_len = 0;
   int64_t seed = -1;
   std::string windowing, text_field, max_memory, calib_dump;
+  std::vector<std::string> calib_texts;
   po::options_description desc("options");
   desc.add_options()
     ("model", po::value<std::string>(&model_dir), "Hugging Face model folder")
@@ -55,7 +56,9 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     ("calib-seq-len", po::value<int64_t>(&seq_len)->default_value(0), "tokens per sample (0: recipe default, min(512, context))")
     ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)")
     ("calib-windowing", po::value<std::string>(&windowing), "awq | random (default: the method's convention)")
-    ("text-field", po::value<std::string>(&text_field), "JSON-lines field of the calibration text (default text)")
+    ("text-field", po::value<std::string>(&text_field), "JSON-lines field of the calibration text (default text)");
+  AddCalibTextOption(desc, calib_texts);
+  desc.add_options()
     ("calib-dump", po::value<std::string>(&calib_dump),
      "also write the calibration windows the engine ran on to FILE: one window per line, token ids separated by spaces")
     ("out", po::value<std::string>(&ro.out_dir), "output Hugging Face folder (with compress.h5)")
@@ -87,6 +90,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   if (seed >= 0) ro.calib.seed = static_cast<uint64_t>(seed);
   if (!windowing.empty()) ro.calib.windowing = windowing;
   if (!text_field.empty()) ro.calib.text_field = text_field;
+  ro.calib.texts = ParseCalibTexts(calib_texts);
   ro.model_dir = model_dir;
   const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
 
@@ -95,7 +99,8 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   const ModelConfig config = LoadModelConfig(model_dir);
   const pipeline::MemoryEstimate memory = pipeline::EstimateCompress(
       config,
-      pipeline::CompressMemoryFor(config, recipe, samples, seq_len, ro.calib.source, ro.format, ro.micro_batch));
+      pipeline::CompressMemoryFor(config, recipe, samples, seq_len, pipeline::CalibSourceFor(recipe, ro.calib),
+                                  ro.format, ro.micro_batch));
   log::Verbose("compress", memory.Describe(8));
   if (memory_limit > 0) {
     pipeline::CheckMemoryLimit(memory, memory_limit, "--max-memory",
@@ -115,7 +120,8 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(!ro.out_dir.empty(), "--out is required (or --dry-run)");
-  PC_CHECK(!ro.calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
+  PC_CHECK(!ro.calib.source.empty() || recipe.calibration.text,
+           "--calib is required: a text file (plain or *.jsonl) or self:N");
   fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out", fs::OutputKind::kFolder);
   fs::CheckNotAnInput(ro.out_dir, "--out", {{"--model", model_dir}, {"--calib", ro.calib.source}, {"--recipe", recipe_arg}});
   if (!calib_dump.empty()) {

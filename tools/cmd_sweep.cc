@@ -98,7 +98,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   CommonOptions common;
   CacheFlags cache;
   std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir, max_memory;
-  std::vector<std::string> pair_specs;
+  std::vector<std::string> pair_specs, calib_texts;
   pipeline::CalibOverrides calib;
   int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
   bool keep_models = false, dry_run = false, per_token = false, retry_failed = false;
@@ -109,7 +109,9 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     ("calib", po::value<std::string>(&calib.source), "calibration text (plain or *.jsonl) or self:N")
     ("calib-samples", po::value<int64_t>(&samples)->default_value(0), "calibration samples (0: recipe/method default)")
     ("calib-seq-len", po::value<int64_t>(&calib_seq_len)->default_value(0), "tokens per calibration sample (0: recipe default)")
-    ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)")
+    ("calib-seed", po::value<int64_t>(&seed)->default_value(-1), "calibration seed (-1: recipe default, 0)");
+  AddCalibTextOption(desc, calib_texts);
+  desc.add_options()
     ("eval", po::value<std::string>(&eval_path), "evaluation text (plain or *.jsonl): error metrics, dNLL, KL, top-1")
     ("pairs", po::value<std::vector<std::string>>(&pair_specs)->composing(),
      "minimal pairs: BLiMP .jsonl file, folder of them, or blimp-sva (repeatable)")
@@ -148,7 +150,6 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(!model_dir.empty(), "--model is required (or --dry-run)");
-  PC_CHECK(!calib.source.empty(), "--calib is required: a text file (plain or *.jsonl) or self:N");
   PC_CHECK(!eval_path.empty(), "--eval is required: the text the runs are measured and evaluated on");
   PC_CHECK(!out.empty(), "--out is required: the results file (for example results.h5)");
   PC_CHECK(batch >= 0, "--batch must not be negative");
@@ -160,8 +161,14 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   PC_CHECK(seed >= -1, "--calib-seed must be a seed >= 0 (or -1: the recipe's default), got ", seed);
   if (seed >= 0) calib.seed = static_cast<uint64_t>(seed);
   int64_t self_n = 0;
-  PC_CHECK(ParseSelfSpec(calib.source, &self_n) || fs::Exists(calib.source), "--calib '", calib.source,
-           "' does not exist (give a text file, plain or *.jsonl, or self:N)");
+  PC_CHECK(calib.source.empty() || ParseSelfSpec(calib.source, &self_n) || fs::Exists(calib.source), "--calib '",
+           calib.source, "' does not exist (give a text file, plain or *.jsonl, or self:N)");
+  calib.texts = ParseCalibTexts(calib_texts);
+  for (size_t i : mine) {  // every run's calibration text resolves before anything runs
+    PC_CHECK(!pipeline::CalibSourceFor(plan.runs[i].recipe, calib).empty(),
+             "--calib is required: a text file (plain or *.jsonl) or self:N (run '",
+             plan.runs[i].recipe.name.value, "' names no calibration text of its own)");
+  }
   if (!lm_eval_dir.empty()) {
     PC_CHECK(fs::IsDirectory(lm_eval_dir), "--import-lm-eval '", lm_eval_dir, "' is not a folder (expected <run>.json files)");
   }
@@ -192,7 +199,8 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     const ModelConfig config = LoadModelConfig(model_dir);
     std::vector<pipeline::CompressMemoryOptions> runs;
     for (size_t i : mine) {
-      runs.push_back(pipeline::CompressMemoryFor(config, plan.runs[i].recipe, samples, calib_seq_len, calib.source));
+      runs.push_back(pipeline::CompressMemoryFor(config, plan.runs[i].recipe, samples, calib_seq_len,
+                                                 pipeline::CalibSourceFor(plan.runs[i].recipe, calib)));
     }
     pipeline::EvalMemoryOptions eo;
     eo.windows = in.windows.size(0);

@@ -114,6 +114,13 @@ TEST_CASE("recipe: canonical YAML round-trips through the parser", "[recipes]") 
   CHECK(odd.params.at("e").ToYaml() == "[1, 2.5, 'x', 'true', false]");
   CHECK(odd.params.at("k").AsString("'k'") == "yes");
 
+  // The calibration text (a name or self:N) is written after the other calibration keys.
+  RecipeSpec texts = R("name: n\nmethod: m\ncalibration: {text: wiki-train, samples: 32}\n");
+  CHECK(pc::recipes::RecipeToYaml(texts) ==
+        "name: n\nmethod: m\ncalibration:\n  samples: 32\n  text: 'wiki-train'\n");
+  CHECK(R(pc::recipes::RecipeToYaml(texts)).calibration.text->value == "wiki-train");
+  CHECK(R("name: n\nmethod: m\ncalibration: {text: 'self:64'}\n").calibration.text->value == "self:64");
+
   // Layout, comments, key order and quoting do not change the canonical text.
   RecipeSpec a = R("name: n\nmethod: m\nparams: {b: 2, a: 1}\nignore: [\"x\"]\n");
   RecipeSpec b = R("# same recipe\nignore:\n  - x\nparams:\n  a: 1   # one\n  b: 2\nmethod: 'm'\nname: n\n");
@@ -132,12 +139,19 @@ TEST_CASE("recipe: missing, unknown and mistyped keys name file:line and what wa
                     "description, method, params, calibration, propagate, ignore, overrides)");
   CHECK_THROWS_WITH(Min("calibration:\n  sample: 4\n"),
                     Contains("r.yaml:4: unknown key 'sample' in calibration (did you mean 'samples'?") &&
-                        Contains("allowed keys: samples, seq_len, windowing, seed, text_field"));
+                        Contains("allowed keys: samples, seq_len, windowing, seed, text_field, text"));
   CHECK_THROWS_WITH(Min("overrides:\n  - match: x\n    parms: {bits: 8}\n"),
                     Contains("r.yaml:5: unknown key 'parms' in an override (did you mean 'params'?") &&
                         Contains("allowed keys: match, method, params, skip"));
   CHECK_THROWS_WITH(Min("calibration:\n  samples: four\n"),
                     "r.yaml:4: calibration 'samples' must be an integer, got 'four'");
+  CHECK_THROWS_WITH(Min("calibration:\n  text: self:0\n"),
+                    "r.yaml:4: calibration 'text' 'self:0' must be self:N with N a positive number of windows "
+                    "(at most 9999999)");
+  CHECK_THROWS_WITH(Min("calibration:\n  text: self:x\n"), Contains("r.yaml:4: calibration 'text' 'self:x' must be"));
+  CHECK_THROWS_WITH(Min("calibration:\n  text: 'c4 sample'\n"),
+                    Contains("r.yaml:4: calibration 'text' 'c4 sample' must be self:N or the name of a text given as "
+                             "--calib-text NAME=FILE"));
   CHECK_THROWS_WITH(Min("calibration: [1]\n"),
                     "r.yaml:3:14: calibration must be a mapping (key: value lines), got a list");
   CHECK_THROWS_WITH(Min("params: [1, 2]\n"), "r.yaml:3:9: 'params' must be a mapping (key: value lines), got a list");

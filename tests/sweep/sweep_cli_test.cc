@@ -2,6 +2,7 @@
 // layout, resuming, refusals, SIGKILL at several points of a run, shards + merge.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -69,6 +70,16 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   INFO(demo.err);
   REQUIRE(demo.exit_code == 0);
   CHECK_THAT(demo.out, Contains("sweep 'demo'") && Contains("rtn-w3g32") && Contains("sparsegpt-50"));
+
+  // The study (docs/SCIENCE.md "Compression at 135M"): 97 runs, the text repeats included.
+  auto study = RunPerpcomp("sweep --sweep " + Q(sweeps + "study.yaml") + " --dry-run");
+  INFO(study.err);
+  REQUIRE(study.exit_code == 0);
+  CHECK_THAT(study.out, Contains("sweep 'study'") && Contains("gptq-w3g-1") && Contains("awq-w4g128-wiki") &&
+                            Contains("sparsegpt-50-self"));
+  int study_runs = 0;
+  for (const auto& l : pc::Split(study.out, '\n')) study_runs += l.find("grid at") != std::string::npos;
+  CHECK(study_runs == 97);
 
   // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
@@ -283,4 +294,82 @@ TEST_CASE("sweep: a failing run is recorded, the sweep goes on, and it is retrie
   CHECK(pc::test::ResultRuns(out) == std::vector<std::string>{"rtn-w4g32", "awq-w4g32", "wanda-50"});
   pc::store::File res = pc::store::File::OpenRead(out);
   CHECK(!res.root().HasAttr("failed_runs"));
+}
+
+// `calibration: text: NAME` in a recipe or grid selects the file bound by --calib-text NAME=FILE
+// (the study's repeats on other texts); runs that name none use --calib. Unbound names and bad
+// --calib-text values are refused before anything runs.
+TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-text", "[sweep]") {
+  pc::test::SweepFixture f = pc::test::MakeSweepFixture("calib-text");
+  // A second calibration text: the fixture's text reversed line by line (other windows, other hash).
+  std::string other_text;
+  {
+    std::vector<std::string> lines = pc::Split(pc::fs::ReadFile(f.text), '\n');
+    std::reverse(lines.begin(), lines.end());
+    for (const auto& l : lines) other_text += l + "\n";
+  }
+  const std::string other = pc::test::WriteTextFile(f.dir, "other.txt", other_text);
+  const std::string recipe = pc::test::WriteTextFile(
+      f.dir, "r.yaml", "name: rtn-other\nmethod: rtn\nparams: {bits: 4, group_size: 32}\ncalibration:\n  text: other\n");
+
+  // compress: the recipe's text is the bound file; unbound, the error names the recipe line.
+  auto dry = RunPerpcomp("compress --model " + Q(f.model) + " --recipe " + Q(recipe) + " --calib " + Q(f.text) +
+                         " --calib-text other=" + Q(other) + " --dry-run");
+  INFO(dry.out << dry.err);
+  REQUIRE(dry.exit_code == 0);
+  CHECK_THAT(dry.out, Contains("calibration: " + other));
+  auto unbound = RunPerpcomp("compress --model " + Q(f.model) + " --recipe " + Q(recipe) + " --calib " +
+                             Q(f.text) + " --dry-run");
+  CHECK(unbound.exit_code == 1);
+  CHECK_THAT(unbound.err, Contains("r.yaml:5: calibration text 'other' is not given: pass --calib-text other=FILE") &&
+                              Contains("no --calib-text was given"));
+  for (const auto& [spec, message] : std::vector<std::pair<std::string, std::string>>{
+           {"other", "must be NAME=FILE"},
+           {"=x.txt", "must be NAME=FILE"},
+           {"a%b=" + other, "the name 'a%b' must start with a letter or digit"},
+           {"other=" + f.dir + "/absent.txt", "does not exist"},
+           {"other=" + f.dir, "expected a regular file"},
+       }) {
+    auto bad = RunPerpcomp("compress --model " + Q(f.model) + " --recipe " + Q(recipe) + " --calib " + Q(f.text) +
+                           " --calib-text " + Q(spec) + " --dry-run");
+    INFO(spec << ": " << bad.err);
+    CHECK(bad.exit_code == 1);
+    CHECK_THAT(bad.err, Contains("--calib-text") && Contains(message));
+  }
+  auto twice = RunPerpcomp("compress --model " + Q(f.model) + " --recipe " + Q(recipe) + " --calib " + Q(f.text) +
+                           " --calib-text other=" + Q(other) + " --calib-text other=" + Q(f.text) + " --dry-run");
+  CHECK(twice.exit_code == 1);
+  CHECK_THAT(twice.err, Contains("--calib-text names 'other' twice"));
+
+  // sweep: one run on --calib, one grid on the bound text, one on self-sampling.
+  const std::string sweep = pc::test::WriteTextFile(
+      f.dir, "texts.yaml",
+      "name: texts\nruns:\n  - recipe: rtn-w4g128\n    name: rtn-default\n    params: {group_size: 32}\n"
+      "grids:\n  - recipe: rtn-w4g128\n    name: rtn-other\n    params: {group_size: 32}\n"
+      "    calibration: {text: other}\n"
+      "  - recipe: rtn-w4g128\n    name: rtn-self\n    params: {group_size: 32}\n"
+      "    calibration: {text: 'self:4'}\n");
+  const std::string out = f.dir + "/r.h5";
+  auto refused = RunPerpcomp("sweep " + f.Args(sweep, out));
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Contains("texts.yaml:10") && Contains("calibration text 'other' is not given"));
+  CHECK(!Exists(out));
+  CHECK(!Exists(f.dir + "/r.work"));
+  auto r = RunPerpcomp("sweep " + f.Args(sweep, out) + " --calib-text other=" + Q(other));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  pc::store::File res = pc::store::File::OpenRead(out);
+  auto source = [&](const std::string& run) {
+    const auto record = nlohmann::json::parse(res.root().OpenGroup("runs/" + run).GetAttr<std::string>("compression"));
+    return record.at("calibration").at("source").get<std::string>();
+  };
+  CHECK(source("rtn-default") == f.text);
+  CHECK(source("rtn-other") == other);
+  CHECK(source("rtn-self") == "self:4");
+  const auto conventions = nlohmann::json::parse(res.root().GetAttr<std::string>("conventions"));
+  CHECK(conventions.at("calib").at("texts").at("other").at("sha256") == pc::Sha256File(other));
+  // A resume must bind the same texts: another file under the name is another sweep.
+  auto rebound = RunPerpcomp("sweep " + f.Args(sweep, out) + " --calib-text other=" + Q(f.text));
+  CHECK(rebound.exit_code == 1);
+  CHECK_THAT(rebound.err, Contains("calib"));
 }
