@@ -483,7 +483,7 @@ json SweepConventions(const SweepInputs& in, const CacheOptions& cache) {
   if (in.calib.seq_len) calib["seq_len"] = *in.calib.seq_len;
   if (in.calib.seed) calib["seed"] = *in.calib.seed;
   const std::string memo = cache.dir.empty() ? "" : fs::Join(cache.dir, "model-hashes");
-  return json{{"model", Absolute(in.model_dir)},
+  json conventions{{"model", Absolute(in.model_dir)},
               {"model_hash", ModelContentHash(in.model_dir, memo)},
               {"eval_text", Absolute(in.eval_path)},
               {"eval_sha256", in.eval_sha256},
@@ -493,6 +493,9 @@ json SweepConventions(const SweepInputs& in, const CacheOptions& cache) {
               {"calib", calib},
               {"metrics_conventions", kMetricsConventionsVersion},
               {"perpcomp", store::CreatedBy()}};
+  // Present only when set, so that work folders made before --max-pairs still match.
+  if (in.max_pairs > 0) conventions["max_pairs"] = in.max_pairs;
+  return conventions;
 }
 
 std::vector<std::string> ListRunFiles(const std::string& work) {

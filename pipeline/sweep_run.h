@@ -53,7 +53,8 @@ struct SweepInputs {
   at::Tensor windows;             // (W, T) int64 token windows of the evaluation text
   int64_t stream_tokens = 0;      // tokens in the whole evaluation stream
   std::vector<std::string> pair_files;  // resolved --pairs files, in order
-  std::vector<MinimalPair> pairs;       // their pairs
+  std::vector<MinimalPair> pairs;       // their pairs (the first max_pairs of each file when > 0)
+  int64_t max_pairs = 0;                // --max-pairs (0: every pair)
   std::string lm_eval_dir;              // --import-lm-eval: <dir>/<run>.json imported per run
 };
 

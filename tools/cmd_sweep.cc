@@ -100,7 +100,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   std::string model_dir, sweep_path, eval_path, out, work, shard_text, lm_eval_dir, max_memory;
   std::vector<std::string> pair_specs, calib_texts;
   pipeline::CalibOverrides calib;
-  int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0;
+  int64_t samples = 0, calib_seq_len = 0, seed = -1, seq_len = 0, max_windows = 0, batch = 0, max_pairs = 0;
   bool keep_models = false, dry_run = false, per_token = false, retry_failed = false;
   po::options_description desc("options");
   desc.add_options()
@@ -115,6 +115,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
     ("eval", po::value<std::string>(&eval_path), "evaluation text (plain or *.jsonl): error metrics, dNLL, KL, top-1")
     ("pairs", po::value<std::vector<std::string>>(&pair_specs)->composing(),
      "minimal pairs: BLiMP .jsonl file, folder of them, or blimp-sva (repeatable)")
+    ("max-pairs", po::value<int64_t>(&max_pairs)->default_value(0), "score the first N pairs of each --pairs file (0: all)")
     ("out", po::value<std::string>(&out), "results file (kind sweep-results), rebuilt after every run")
     ("work", po::value<std::string>(&work), "work folder (default: <out without .h5>.work beside --out)")
     ("shard", po::value<std::string>(&shard_text), "run only the runs with index % N == K (K/N, K in 0..N-1)")
@@ -153,6 +154,8 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   PC_CHECK(!eval_path.empty(), "--eval is required: the text the runs are measured and evaluated on");
   PC_CHECK(!out.empty(), "--out is required: the results file (for example results.h5)");
   PC_CHECK(batch >= 0, "--batch must not be negative");
+  PC_CHECK(max_pairs >= 0, "--max-pairs must not be negative, got ", max_pairs);
+  PC_CHECK(max_pairs == 0 || !pair_specs.empty(), "--max-pairs needs --pairs");
   if (samples != 0) { PC_CHECK(samples > 0, "--calib-samples must be positive, got ", samples); calib.samples = samples; }
   if (calib_seq_len != 0) {
     PC_CHECK(calib_seq_len > 0, "--calib-seq-len must be positive, got ", calib_seq_len);
@@ -179,8 +182,10 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   in.calib = calib;
   in.eval_path = eval_path;
   in.lm_eval_dir = lm_eval_dir;
+  in.max_pairs = max_pairs;
   for (const auto& f : ResolvePairSpecs(pair_specs, SharedDataDir())) {
     std::vector<MinimalPair> p = ReadMinimalPairs(f);
+    if (max_pairs > 0 && static_cast<int64_t>(p.size()) > max_pairs) p.resize(static_cast<size_t>(max_pairs));
     in.pairs.insert(in.pairs.end(), p.begin(), p.end());
     in.pair_files.push_back(f);
   }

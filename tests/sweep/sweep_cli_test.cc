@@ -299,7 +299,7 @@ TEST_CASE("sweep: a failing run is recorded, the sweep goes on, and it is retrie
 // `calibration: text: NAME` in a recipe or grid selects the file bound by --calib-text NAME=FILE
 // (the study's repeats on other texts); runs that name none use --calib. Unbound names and bad
 // --calib-text values are refused before anything runs.
-TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-text", "[sweep]") {
+TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-text; --max-pairs", "[sweep]") {
   pc::test::SweepFixture f = pc::test::MakeSweepFixture("calib-text");
   // A second calibration text: the fixture's text reversed line by line (other windows, other hash).
   std::string other_text;
@@ -372,4 +372,17 @@ TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-tex
   auto rebound = RunPerpcomp("sweep " + f.Args(sweep, out) + " --calib-text other=" + Q(f.text));
   CHECK(rebound.exit_code == 1);
   CHECK_THAT(rebound.err, Contains("calib"));
+
+  // --max-pairs scores the first N pairs of each file, for the reference and every run alike.
+  const std::string out3 = f.dir + "/r3.h5";
+  auto three = RunPerpcomp("sweep " + f.Args(sweep, out3) + " --calib-text other=" + Q(other) + " --max-pairs 3");
+  INFO(three.out << three.err);
+  REQUIRE(three.exit_code == 0);
+  pc::store::File res3 = pc::store::File::OpenRead(out3);
+  CHECK(res3.root().OpenGroup("runs/rtn-other/pairs").GetAttr<int64_t>("pairs") == 3);
+  CHECK(res.root().OpenGroup("runs/rtn-other/pairs").GetAttr<int64_t>("pairs") > 3);
+  CHECK(nlohmann::json::parse(res3.root().GetAttr<std::string>("conventions")).at("max_pairs") == 3);
+  auto negative = RunPerpcomp("sweep " + f.Args(sweep, out3) + " --max-pairs -1");
+  CHECK(negative.exit_code == 1);
+  CHECK_THAT(negative.err, Contains("--max-pairs must not be negative"));
 }
