@@ -52,7 +52,8 @@ struct CalibrationSpec {
   std::optional<Located<int64_t>> seed;  // >= 0
   std::optional<Located<std::string>> text_field;
   // Which calibration text: "self:N", or a name bound on the command line with
-  // `--calib-text NAME=FILE` (docs/RECIPES.md "Calibration"). Unset: the text of `--calib`.
+  // `--calib-text NAME=FILE` (docs/RECIPES.md "Recipe files", the calibration keys). Unset: the
+  // text of `--calib`.
   std::optional<Located<std::string>> text;
 
   bool empty() const { return !samples && !seq_len && !windowing && !seed && !text_field && !text; }

@@ -28,7 +28,8 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
            const po::positional_options_description* positional = nullptr, CommonOptions* common = nullptr);
 
 // --calib-text NAME=FILE (repeatable) as name -> file: names as recipe names, each once, files
-// that exist (a recipe's `calibration: text: NAME` selects one; docs/RECIPES.md "Calibration").
+// that exist (a recipe's `calibration: text: NAME` selects one; docs/RECIPES.md "Recipe files",
+// the calibration keys).
 void AddCalibTextOption(po::options_description& desc, std::vector<std::string>& specs);
 std::map<std::string, std::string> ParseCalibTexts(const std::vector<std::string>& specs);
 
