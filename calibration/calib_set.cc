@@ -29,13 +29,6 @@ uint64_t UniformBelow(uint64_t n, std::mt19937_64& rng) {
   return x % n;
 }
 
-bool ParseSelfSpec(const std::string& source, int64_t* n) {
-  if (!StartsWith(source, "self:")) return false;
-  *n = ParseInt(source.substr(5), "--calib " + source);
-  PC_CHECK(*n > 0, "--calib ", source, ": the number of self-generated samples must be positive");
-  return true;
-}
-
 namespace {
 
 // Documents of a calibration text: JSON lines -> documents; plain text -> its lines (AWQ) or
@@ -168,7 +161,7 @@ CalibPlan ResolveCalib(const CalibSpec& spec, const ModelConfig& config) {
   p.seq_len = spec.seq_len == 0 ? std::min<int64_t>(512, config.max_pos) : spec.seq_len;
   p.seed = spec.seed;
   int64_t n = 0;
-  p.self = !spec.source.empty() && ParseSelfSpec(spec.source, &n);
+  p.self = !spec.source.empty() && ParseSelfSpec(spec.source, "--calib", &n);
   p.samples = p.self ? n : spec.samples;
   p.windowing = p.self ? "self" : WindowingName(spec.windowing);
   return p;

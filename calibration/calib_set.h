@@ -44,9 +44,6 @@ struct CalibSet {
   int64_t seq_len() const { return tokens.size(1); }
 };
 
-// Parses "self:N" (N > 0); false for anything else.
-bool ParseSelfSpec(const std::string& source, int64_t* n);
-
 // The calibration a spec will actually run, as BuildCalibSet runs and records it (one resolver for
 // the run, its record and `compress --dry-run`): self:N is N self-sampled windows ("self"
 // windowing; samples and windowing of the spec do not apply), seq_len 0 is min(512, context).

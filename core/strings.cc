@@ -1,5 +1,6 @@
 #include "core/strings.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -97,6 +98,17 @@ std::pair<int, int> ParseRange(const std::string& text, const std::string& what)
   }
   PC_CHECK(a >= 0 && b >= a, what, ": expected A-B with 0 <= A <= B, got '", text, "'");
   return {a, b};
+}
+
+bool ParseSelfSpec(const std::string& text, const std::string& what, int64_t* n) {
+  if (!StartsWith(text, "self:")) return false;
+  const std::string count = text.substr(5);
+  const bool digits = !count.empty() && count.size() <= 7 &&
+                      std::all_of(count.begin(), count.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  PC_CHECK(digits && std::stoll(count) > 0, what, " '", text,
+           "' must be self:N with N a positive number of windows (at most 9999999)");
+  *n = std::stoll(count);
+  return true;
 }
 
 std::pair<int, int> ParseShard(const std::string& text, const std::string& what) {

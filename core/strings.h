@@ -22,6 +22,10 @@ double ParseDouble(const std::string& text, const std::string& what);
 std::vector<double> ParseDoubleList(const std::string& text, const std::string& what);
 // "A-B" (inclusive) or "A"; 0-based.
 std::pair<int, int> ParseRange(const std::string& text, const std::string& what);
+// "self:N", a calibration sampled from the model itself (N windows, 1 <= N <= 9999999): false when
+// `text` does not start with "self:"; otherwise sets *n, or throws "<what> '<text>' must be self:N
+// with N a positive number of windows (at most 9999999)". One rule for --calib and recipes' text:.
+bool ParseSelfSpec(const std::string& text, const std::string& what, int64_t* n);
 // "K/N" with 0 <= K < N.
 std::pair<int, int> ParseShard(const std::string& text, const std::string& what);
 // 1.5 GiB style.

@@ -167,7 +167,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   {
     // Self-sampling needs the whole model; text calibration needs only the tokenizer.
     int64_t n = 0;
-    if (ParseSelfSpec(calib.source, &n)) {
+    if (ParseSelfSpec(calib.source, "--calib", &n)) {
       LoadOptions full;
       auto sampler = Model::Load(options.model_dir, full);
       set = BuildCalibSet(calib, *tok, *sampler);

@@ -254,8 +254,9 @@ CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeS
               : recipe.calibration.seq_len ? recipe.calibration.seq_len->value
                                            : std::min<int64_t>(512, std::max<int64_t>(1, config.max_pos));
   o.disk_bytes = DiskWeightBytes(config);
-  o.self_calibration = StartsWith(calib_source, "self:");
-  if (o.self_calibration && samples <= 0) o.samples = ParseInt(calib_source.substr(5), "--calib self:N");
+  int64_t self_windows = 0;
+  o.self_calibration = ParseSelfSpec(calib_source, "--calib", &self_windows);
+  if (o.self_calibration && samples <= 0) o.samples = self_windows;
   if (!o.self_calibration && fs::Exists(calib_source) && !fs::IsDirectory(calib_source)) {
     o.calib_text_bytes = fs::FileSize(calib_source);
   }

@@ -236,7 +236,7 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
   CalibSet set;
   {
     int64_t n = 0;
-    if (ParseSelfSpec(calib.source, &n)) {  // self-sampling needs the whole model
+    if (ParseSelfSpec(calib.source, "--calib", &n)) {  // self-sampling needs the whole model
       auto sampler = Model::Load(o.model_dir, LoadOptions());
       set = BuildCalibSet(calib, *tok, *sampler);
     } else {

@@ -466,10 +466,11 @@ json SweepConventions(const SweepInputs& in, const CacheOptions& cache) {
   json pairs = json::array();
   for (const auto& f : in.pair_files) pairs.push_back({{"file", Absolute(f)}, {"sha256", Sha256File(f)}});
   json calib = {{"source", nullptr}, {"samples", nullptr}, {"seq_len", nullptr}, {"seed", nullptr}};
+  // --calib: none (source stays null), self:N (as given) or a file (absolute path and sha256).
   int64_t self_n = 0;
-  if (in.calib.source.empty() || ParseSelfSpec(in.calib.source, &self_n)) {
-    if (!in.calib.source.empty()) calib["source"] = in.calib.source;
-  } else {
+  if (ParseSelfSpec(in.calib.source, "--calib", &self_n)) {
+    calib["source"] = in.calib.source;
+  } else if (!in.calib.source.empty()) {
     calib["source"] = Absolute(in.calib.source);
     calib["sha256"] = Sha256File(in.calib.source);
   }

@@ -59,13 +59,8 @@ CalibrationSpec ParseCalibration(const yaml::Node& node) {
   if (const auto* n = node.Find("text")) {
     c.text = LocatedAt(n->AsString("calibration 'text'"), *n);
     const std::string& t = c.text->value;
-    if (StartsWith(t, "self:")) {
-      const std::string count = t.substr(5);
-      const bool digits = !count.empty() && count.size() <= 7 &&
-                          std::all_of(count.begin(), count.end(), [](unsigned char ch) { return std::isdigit(ch); });
-      PC_CHECK(digits && std::stoll(count) > 0, n->loc().Str(), ": calibration 'text' '", t,
-               "' must be self:N with N a positive number of windows (at most 9999999)");
-    } else {
+    int64_t self_windows = 0;
+    if (!ParseSelfSpec(t, n->loc().Str() + ": calibration 'text'", &self_windows)) {
       PC_CHECK(IsValidName(t), n->loc().Str(), ": calibration 'text' '", t,
                "' must be self:N or the name of a text given as --calib-text NAME=FILE (letters, digits, '.', '_', "
                "'-'; at most ", kMaxNameLength, " characters)");

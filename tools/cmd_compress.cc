@@ -120,8 +120,9 @@ int RunCompressCmd(const std::vector<std::string>& args) {
     return 0;
   }
   PC_CHECK(!ro.out_dir.empty(), "--out is required (or --dry-run)");
-  PC_CHECK(!ro.calib.source.empty() || recipe.calibration.text,
-           "--calib is required: a text file (plain or *.jsonl) or self:N");
+  PC_CHECK(!pipeline::CalibSourceFor(recipe, ro.calib).empty(),
+           "--calib is required: a text file (plain or *.jsonl) or self:N (recipe '", recipe.name.value,
+           "' names no calibration text of its own)");
   fs::CheckOutputPath(ro.out_dir, ro.overwrite, "--out", fs::OutputKind::kFolder);
   fs::CheckNotAnInput(ro.out_dir, "--out", {{"--model", model_dir}, {"--calib", ro.calib.source}, {"--recipe", recipe_arg}});
   if (!calib_dump.empty()) {

@@ -164,7 +164,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   PC_CHECK(seed >= -1, "--calib-seed must be a seed >= 0 (or -1: the recipe's default), got ", seed);
   if (seed >= 0) calib.seed = static_cast<uint64_t>(seed);
   int64_t self_n = 0;
-  PC_CHECK(calib.source.empty() || ParseSelfSpec(calib.source, &self_n) || fs::Exists(calib.source), "--calib '",
+  PC_CHECK(calib.source.empty() || ParseSelfSpec(calib.source, "--calib", &self_n) || fs::Exists(calib.source), "--calib '",
            calib.source, "' does not exist (give a text file, plain or *.jsonl, or self:N)");
   calib.texts = ParseCalibTexts(calib_texts);
   for (size_t i : mine) {  // every run's calibration text resolves before anything runs

@@ -89,6 +89,14 @@ TEST_CASE("option parsers", "[core]") {
   CHECK_THROWS(pc::ParseRange("5-2", "--layers"));
   CHECK(pc::ParseShard("1/4", "--shard") == std::make_pair(1, 4));
   CHECK_THROWS_WITH(pc::ParseShard("4/4", "--shard"), Contains("0 <= K < N"));
+  int64_t n = 0;
+  CHECK_FALSE(pc::ParseSelfSpec("c4.jsonl", "--calib", &n));
+  CHECK((pc::ParseSelfSpec("self:32", "--calib", &n) && n == 32));
+  for (const char* bad : {"self:", "self:0", "self:-1", "self:x", "self:12345678", "self: 4"}) {
+    CHECK_THROWS_WITH(pc::ParseSelfSpec(bad, "--calib", &n),
+                      "--calib '" + std::string(bad) +
+                          "' must be self:N with N a positive number of windows (at most 9999999)");
+  }
   CHECK(pc::ParseBytes("2G", "--max-memory") == 2LL * 1024 * 1024 * 1024);
   CHECK(pc::ParseBytes("512MB", "--max-memory") == 512LL * 1024 * 1024);
 }

@@ -142,4 +142,11 @@ TEST_CASE("compress: bad input gets clear errors", "[tools][shared]") {
   CHECK(cal.exit_code == 1);
   CHECK_THAT(cal.err, Contains("4 samples x 64 tokens"));
   CHECK_FALSE(pc::fs::Exists(dir + "/o"));
+  auto none = RunPerpcomp("compress --model '" + Stories() + "' --recipe rtn-w4g128 --out '" + dir + "/o'");
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.err, Contains("--calib is required") && Contains("recipe 'rtn-w4g128' names no calibration text"));
+  auto zero = RunPerpcomp("compress --model '" + Stories() + "' --recipe rtn-w4g128 --calib self:0 --out '" + dir + "/o'");
+  CHECK(zero.exit_code == 1);
+  CHECK_THAT(zero.err, Contains("--calib 'self:0' must be self:N with N a positive number of windows"));
+  CHECK_FALSE(pc::fs::Exists(dir + "/o"));
 }
