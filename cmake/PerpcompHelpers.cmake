@@ -28,8 +28,11 @@ function(pc_add_test name)
   if(ARG_TORCH AND TARGET pc_pch)
     target_precompile_headers(${name} REUSE_FROM pc_pch)
   endif()
+  # --warn NoTests: a registered name that matches no test case (a name CMake split at a ';', or
+  # one with Catch2's pattern characters) fails instead of passing with "No tests ran".
   catch_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    EXTRA_ARGS --warn NoTests
     # One ENVIRONMENT entry only: catch_discover_tests flattens a list into property/value pairs.
     # The build and source folders come from pc_test_support's compile definitions.
     PROPERTIES ENVIRONMENT "PERPCOMP_CTEST=1"

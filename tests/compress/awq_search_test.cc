@@ -17,7 +17,7 @@ at::Tensor Randn(std::vector<int64_t> shape, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("awq scales: llm-awq's x^alpha, clamped and normalised; alpha 0 is exactly 1", "[compress][awq]") {
+TEST_CASE("awq scales: llm-awq's x^alpha, clamped and normalised, alpha 0 is exactly 1", "[compress][awq]") {
   at::Tensor x = Randn({40}, 1).abs();
   x[3] = 0.0f;  // a dead channel
   at::Tensor s0 = pc::awq::AwqScales(x, at::Tensor(), 0.0);

@@ -120,7 +120,7 @@ TEST_CASE("pruners: exact per-row sparsity, layer-wide count and N:M windows", "
   CHECK(w.abs().masked_select(got != 0).min().item<float>() >= w.abs().masked_select(got == 0).max().item<float>());
 }
 
-TEST_CASE("wanda-perp: statistics and score match a per-token brute force; lambda 1/1 is Wanda", "[compress][prune]") {
+TEST_CASE("wanda-perp: statistics and score match a per-token brute force, lambda 1/1 is Wanda", "[compress][prune]") {
   at::Tensor x = pc::test::SyntheticInputs(30, 10, 3);
   at::Tensor w = pc::test::RandomWeight(4, 10, 4);
   at::Tensor y = at::mm(x, w.t());  // (30, 4)

@@ -38,7 +38,7 @@ TEST_CASE("layer ranges: 0-based inclusive, all, middle, errors name the model's
   CHECK_THROWS_WITH(ParseLayerRange("x", 6, "--repair-layers"), Contains("--repair-layers"));
 }
 
-TEST_CASE("space, kinds and repairs parse; unknown names are listed", "[probes]") {
+TEST_CASE("space, kinds and repairs parse, unknown names are listed", "[probes]") {
   CHECK(ParseSpace("residual", "--space") == Space::kResidual);
   CHECK(ParseSpace("value", "--space") == Space::kValue);
   CHECK_THROWS_WITH(ParseSpace("values", "--space"), Contains("--space: unknown space 'values' (expected residual or value)"));
@@ -54,7 +54,7 @@ TEST_CASE("space, kinds and repairs parse; unknown names are listed", "[probes]"
   CHECK_THROWS_WITH(ParseDoubleList(",", "--beta"), Contains("--beta: expected a comma-separated list"));
 }
 
-TEST_CASE("percentiles follow numpy's linear interpolation; histograms and mean +- std", "[probes]") {
+TEST_CASE("percentiles follow numpy's linear interpolation, histograms and mean +- std", "[probes]") {
   Summary s = Summarize({4, 1, 3, 2, NAN});
   CHECK(s.n == 4);
   CHECK(s.mean == Approx(2.5));

@@ -276,7 +276,7 @@ TEST_CASE("recipe: a module's step: ignore first, then the first matching overri
   CHECK(q.params == r.params);
 }
 
-TEST_CASE("recipe: shipped names and paths resolve; unknown ones list the shipped recipes", "[recipes]") {
+TEST_CASE("recipe: shipped names and paths resolve, unknown ones list the shipped recipes", "[recipes]") {
   std::string dir = DataDir();
   CHECK(pc::recipes::ResolveRecipePath("awq-w4g128", dir) == dir + "/awq-w4g128.yaml");
   CHECK(pc::recipes::ResolveRecipePath("awq-w4g128.yaml", dir) == dir + "/awq-w4g128.yaml");

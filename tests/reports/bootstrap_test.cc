@@ -96,7 +96,7 @@ TEST_CASE("bootstrap: same seed identical, different seed different, contains th
   CHECK(*wide.hi >= *a[2].hi);
 }
 
-TEST_CASE("bootstrap: undefined resamples are dropped and counted; undefined estimates give no interval",
+TEST_CASE("bootstrap: undefined resamples are dropped and counted, undefined estimates give no interval",
           "[reports]") {
   // Four equal x of five: a resample that misses run 4 (or takes only it) has constant x.
   const std::vector<double> x = {1, 1, 1, 1, 2}, y = {1, 2, 3, 4, 5};

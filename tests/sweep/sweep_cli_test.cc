@@ -299,7 +299,7 @@ TEST_CASE("sweep: a failing run is recorded, the sweep goes on, and it is retrie
 // `calibration: text: NAME` in a recipe or grid selects the file bound by --calib-text NAME=FILE
 // (the study's repeats on other texts); runs that name none use --calib. Unbound names and bad
 // --calib-text values are refused before anything runs.
-TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-text; --max-pairs", "[sweep]") {
+TEST_CASE("sweep and compress: calibration text chosen per grid with --calib-text, --max-pairs", "[sweep]") {
   pc::test::SweepFixture f = pc::test::MakeSweepFixture("calib-text");
   // A second calibration text: the fixture's text reversed line by line (other windows, other hash).
   std::string other_text;

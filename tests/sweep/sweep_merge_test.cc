@@ -125,7 +125,7 @@ TEST_CASE("sweep results: conventions keys and the first difference", "[sweep]")
   CHECK(pc::pipeline::RunFileName(3, "awq-w4g128") == "3-awq-w4g128.h5");
 }
 
-TEST_CASE("sweep results: rebuilt from run files; merge orders runs by index", "[sweep]") {
+TEST_CASE("sweep results: rebuilt from run files, merge orders runs by index", "[sweep]") {
   const std::string dir = pc::test::TempDir("merge-ok");
   const json conv = Conventions();
   const std::string s0 = WriteResults(dir, "s0", {{"a", 0, 0.1}, {"c", 2, 0.3}}, conv, "0/2");

@@ -115,7 +115,7 @@ TEST_CASE("BPE trainer on WikiText: saves, reloads, round-trips any UTF-8", "[to
   CHECK(all.size() < wiki.size() / 2);  // it compresses
 }
 
-TEST_CASE("byte-level BPE: decode(encode(x)) == x for random UTF-8; invalid UTF-8 is refused", "[tokenizer]") {
+TEST_CASE("byte-level BPE: decode(encode(x)) == x for random UTF-8, invalid UTF-8 is refused", "[tokenizer]") {
   std::string text;
   for (uint32_t i = 0; i < 300; ++i) text += pc::test::RandomUtf8(i, 40) + " the quick brown fox\n";
   auto r = Train(text, 600);

@@ -510,7 +510,7 @@ TEST_CASE("corpus manifest: counts, statistics and the sha256 of every file", "[
   CHECK(att["2"].get<int64_t>() > 0);
 }
 
-TEST_CASE("corpus: written as a staged folder; error paths name the option", "[corpus]") {
+TEST_CASE("corpus: written as a staged folder, error paths name the option", "[corpus]") {
   CorpusOptions bad;
   bad.sentences = 0;
   CHECK_THROWS_WITH(bad.Validate(), Contains("--sentences must be between 1") && Contains("got 0"));
