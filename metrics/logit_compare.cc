@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "core/tensor_util.h"
@@ -12,6 +13,18 @@
 namespace pc {
 
 namespace {
+
+// Standard error of the mean of `v`: sample standard deviation (n − 1) / √n; NaN when n < 2.
+double StandardError(const std::vector<double>& v) {
+  const size_t n = v.size();
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(n);
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
+}
 
 // KL per row r in begin .. end−1, in float64 from the float32 logits x (reference) and y (model)
 // and the reference's probabilities p: with d_v = x_v − y_v (exact in float64) and p normalized in
@@ -90,6 +103,8 @@ at::Tensor ModelTokenStats(const at::Tensor& logits, const at::Tensor& tokens, c
 nlohmann::json DownstreamJson(const DownstreamSummary& d) {
   return {{"reference_ppl", d.ref_ppl},   {"reference_mean_nll", d.ref_mean_nll},
           {"delta_nll", d.delta_nll},     {"ppl_ratio", d.ppl_ratio},
+          {"delta_nll_se", d.delta_nll_se}, {"kl_mean_se", d.kl_mean_se},  // NaN is written as null
+          {"windows", d.windows},
           {"kl_mean", d.kl_mean},         {"kl_p50", d.kl_p50},
           {"kl_p90", d.kl_p90},           {"kl_p99", d.kl_p99},
           {"kl_max", d.kl_max},           {"kl_upper_mean", d.kl_upper_mean},
@@ -109,6 +124,12 @@ void DownstreamAccumulator::Add(const TokenLogitStats& s) {
   sum_nll_ref_ += s.nll_ref.sum().item<double>();
   sum_nll_ += s.nll.sum().item<double>();
   agree_ += s.top1.to(at::kLong).sum().item<int64_t>();
+  PC_ASSERT(s.kl.dim() == 2 && s.nll.sizes() == s.kl.sizes() && s.nll_ref.sizes() == s.kl.sizes(),
+            "per-token statistics are (windows, T-1)");
+  at::Tensor dnll = (s.nll - s.nll_ref).mean(1).contiguous();  // (B) float64
+  at::Tensor wkl = s.kl.mean(1).contiguous();                  // (B) float64
+  window_dnll_.insert(window_dnll_.end(), dnll.data_ptr<double>(), dnll.data_ptr<double>() + dnll.numel());
+  window_kl_.insert(window_kl_.end(), wkl.data_ptr<double>(), wkl.data_ptr<double>() + wkl.numel());
   at::Tensor kl = s.kl.contiguous();
   const double* p = kl.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) sum_kl_ += p[i];
@@ -132,6 +153,9 @@ DownstreamSummary DownstreamAccumulator::Finish() const {
   d.ref_mean_nll = sum_nll_ref_ / n;
   d.mean_nll = sum_nll_ / n;
   d.delta_nll = d.mean_nll - d.ref_mean_nll;
+  d.windows = static_cast<int64_t>(window_dnll_.size());
+  d.delta_nll_se = StandardError(window_dnll_);
+  d.kl_mean_se = StandardError(window_kl_);
   d.ref_ppl = std::exp(d.ref_mean_nll);
   d.ppl = std::exp(d.mean_nll);
   d.kl_mean = sum_kl_ / n;

@@ -44,6 +44,11 @@ at::Tensor TargetNll(const at::Tensor& lr, const at::Tensor& tokens);
 struct DownstreamSummary {
   int64_t tokens = 0;  // predicted tokens
   double ref_mean_nll = 0, mean_nll = 0, delta_nll = 0;  // nats per token; delta = model − reference
+  // Standard errors of delta_nll and kl_mean over windows: the sample standard deviation of the
+  // per-window means divided by √windows (tokens of a window are not independent; windows are).
+  // NaN with fewer than 2 windows.
+  int64_t windows = 0;
+  double delta_nll_se = 0, kl_mean_se = 0;
   double ref_ppl = 0, ppl = 0;
   double ppl_ratio = 0;                   // ppl / ref_ppl
   double kl_mean = 0, kl_p50 = 0, kl_p90 = 0, kl_p99 = 0, kl_max = 0;
@@ -59,7 +64,8 @@ struct DownstreamSummary {
 // reference_ppl, reference_mean_nll, delta_nll, kl_mean, kl_p50, ..., top1_agreement, dp_*.
 nlohmann::json DownstreamJson(const DownstreamSummary& d);
 
-// Streams batches of TokenLogitStats; keeps per-token KL and Δp (float64) for exact percentiles.
+// Streams batches of TokenLogitStats (each row one window, all of the same length); keeps per-token
+// KL and Δp (float64) for exact percentiles and per-window means of ΔNLL and KL for the standard errors.
 class DownstreamAccumulator {
  public:
   void Add(const TokenLogitStats& s);
@@ -70,6 +76,7 @@ class DownstreamAccumulator {
   double sum_nll_ref_ = 0, sum_nll_ = 0, sum_kl_ = 0, sum_kl_upper_ = 0;
   bool kl_exact_ = true;
   std::vector<double> kl_, dp_;
+  std::vector<double> window_dnll_, window_kl_;  // (windows) per-window means
 };
 
 }  // namespace pc

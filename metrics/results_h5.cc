@@ -36,6 +36,8 @@ void WriteDownstream(const store::Group& g, const DownstreamSummary& d) {
   g.SetAttr("ref_mean_nll", d.ref_mean_nll);
   g.SetAttr("mean_nll", d.mean_nll);
   g.SetAttr("delta_nll", d.delta_nll);
+  g.SetAttr("delta_nll_se", d.delta_nll_se);  // NaN with one window
+  g.SetAttr("kl_mean_se", d.kl_mean_se);
   g.SetAttr("ref_ppl", d.ref_ppl);
   g.SetAttr("ppl", d.ppl);
   g.SetAttr("kl_mean", d.kl_mean);

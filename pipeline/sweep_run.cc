@@ -421,8 +421,8 @@ void PrintRunLine(const std::string& position, const std::string& name, const Ru
   const DownstreamSummary& d = r.downstream;
   char pairs[64] = "";
   if (r.has_pairs) std::snprintf(pairs, sizeof pairs, "  acc drop %+.4f", r.accuracy_drop);
-  std::printf("%s %-28s dNLL %+.5f  KL %.5f  top-1 %.4f%s  %.1f s\n", position.c_str(), name.c_str(), d.delta_nll,
-              d.kl_mean, d.top1_agreement, pairs, r.seconds);
+  std::printf("%s %-28s dNLL %+.5f ± %.5f  KL %.5f  top-1 %.4f%s  %.1f s\n", position.c_str(), name.c_str(),
+              d.delta_nll, d.delta_nll_se, d.kl_mean, d.top1_agreement, pairs, r.seconds);
   std::fflush(stdout);
 }
 

@@ -87,9 +87,10 @@ int RunEval(const std::vector<std::string>& args) {
   }
   if (r.downstream) {
     const DownstreamSummary& d = *r.downstream;
-    std::printf("against %s: ppl %.4f, delta NLL %+.5f nats; KL mean %.6f (p50 %.6f, p90 %.6f, p99 %.6f); top-1 "
-                "agreement %.4f\n",
-                o.reference.c_str(), d.ref_ppl, d.delta_nll, d.kl_mean, d.kl_p50, d.kl_p90, d.kl_p99, d.top1_agreement);
+    std::printf("against %s: ppl %.4f, delta NLL %+.5f ± %.5f nats; KL mean %.6f ± %.6f (p50 %.6f, p90 %.6f, p99 "
+                "%.6f); top-1 agreement %.4f (± standard errors over %lld windows)\n",
+                o.reference.c_str(), d.ref_ppl, d.delta_nll, d.delta_nll_se, d.kl_mean, d.kl_mean_se, d.kl_p50,
+                d.kl_p90, d.kl_p99, d.top1_agreement, static_cast<long long>(d.windows));
   }
   if (r.has_pairs) {
     const PairAccuracy& accuracy = r.pairs;

@@ -39,10 +39,13 @@ void PrintSummary(const MeasureResult& r, int layers) {
   row("final_norm", find(SiteType::kFinalNorm, -1));
   row("logits", find(SiteType::kLogits, -1));
   const DownstreamSummary& d = r.downstream;
-  std::printf("\ndownstream over %lld predicted tokens: mean NLL %.5f -> %.5f (delta %+.5f nats, ppl %.4f -> %.4f)\n",
-              static_cast<long long>(d.tokens), d.ref_mean_nll, d.mean_nll, d.delta_nll, d.ref_ppl, d.ppl);
-  std::printf("KL(reference || compressed): mean %.6f, p50 %.6f, p90 %.6f, p99 %.6f; top-1 agreement %.4f\n",
-              d.kl_mean, d.kl_p50, d.kl_p90, d.kl_p99, d.top1_agreement);
+  std::printf("\ndownstream over %lld predicted tokens in %lld windows: mean NLL %.5f -> %.5f (delta %+.5f ± %.5f "
+              "nats, ppl %.4f -> %.4f)\n",
+              static_cast<long long>(d.tokens), static_cast<long long>(d.windows), d.ref_mean_nll, d.mean_nll,
+              d.delta_nll, d.delta_nll_se, d.ref_ppl, d.ppl);
+  std::printf("KL(reference || compressed): mean %.6f ± %.6f, p50 %.6f, p90 %.6f, p99 %.6f; top-1 agreement %.4f "
+              "(± standard errors over windows)\n",
+              d.kl_mean, d.kl_mean_se, d.kl_p50, d.kl_p90, d.kl_p99, d.top1_agreement);
 }
 
 }  // namespace
@@ -87,7 +90,7 @@ int RunMeasure(const std::vector<std::string>& args) {
     const DownstreamSummary& d = r.downstream;
     nlohmann::json j = {{"out", o.out},         {"run", res.run},           {"windows", r.windows},
                         {"seq_len", r.seq_len}, {"text_sha256", res.text_sha256}, {"sites", r.sites.size()},
-                        {"delta_nll", d.delta_nll}, {"kl_mean", d.kl_mean}, {"top1_agreement", d.top1_agreement},
+                        {"delta_nll", d.delta_nll}, {"delta_nll_se", d.delta_nll_se}, {"kl_mean", d.kl_mean}, {"top1_agreement", d.top1_agreement},
                         {"cache_hit", r.cache_hit}, {"seconds", r.seconds}};
     std::cout << j.dump() << std::endl;
   } else {

@@ -71,6 +71,48 @@ TEST_CASE("per-token NLL, KL and top-1 agreement of hand-made logits", "[metrics
   CHECK(d.delta_nll == Approx((-std::log(0.25) - std::log(0.5) - (-std::log(0.75) - std::log(0.5))) / 2).epsilon(1e-6));
 }
 
+// Standard errors over windows: per-window means of ΔNLL 2, 2, 0 (mean 4/3, sample sd √(4/3)) give
+// SE = √(4/3)/√3 = 2/3; KL is a tenth of ΔNLL here, so its SE is 1/15. One window: NaN.
+TEST_CASE("downstream: standard errors of delta NLL and KL over windows", "[metrics]") {
+  auto f64 = [](std::vector<double> v) { return at::tensor(v, at::kDouble).view({3, 2}); };
+  pc::TokenLogitStats s;
+  s.nll_ref = at::zeros({3, 2}, at::kDouble);
+  s.nll = f64({1, 3, 2, 2, 0, 0});
+  s.kl = f64({0.1, 0.3, 0.2, 0.2, 0, 0});
+  s.top1 = at::ones({3, 2}, at::kByte);
+  s.dp = at::zeros({3, 2}, at::kDouble);
+  pc::DownstreamAccumulator acc;
+  acc.Add(s);
+  pc::DownstreamSummary d = acc.Finish();
+  CHECK(d.windows == 3);
+  CHECK(d.delta_nll == Approx(4.0 / 3));
+  CHECK(d.delta_nll_se == Approx(2.0 / 3).epsilon(1e-12));
+  CHECK(d.kl_mean_se == Approx(1.0 / 15).epsilon(1e-12));
+  // The same windows in two batches: the same errors.
+  pc::DownstreamAccumulator split;
+  for (int64_t b : {0, 1}) {
+    pc::TokenLogitStats part;
+    const int64_t first = b == 0 ? 0 : 1, count = b == 0 ? 1 : 2;
+    part.nll_ref = s.nll_ref.narrow(0, first, count);
+    part.nll = s.nll.narrow(0, first, count);
+    part.kl = s.kl.narrow(0, first, count);
+    part.top1 = s.top1.narrow(0, first, count);
+    part.dp = s.dp.narrow(0, first, count);
+    split.Add(part);
+  }
+  CHECK(split.Finish().delta_nll_se == Approx(2.0 / 3).epsilon(1e-12));
+  pc::DownstreamAccumulator one;
+  pc::TokenLogitStats first;
+  first.nll_ref = s.nll_ref.narrow(0, 0, 1);
+  first.nll = s.nll.narrow(0, 0, 1);
+  first.kl = s.kl.narrow(0, 0, 1);
+  first.top1 = s.top1.narrow(0, 0, 1);
+  first.dp = s.dp.narrow(0, 0, 1);
+  one.Add(first);
+  CHECK(std::isnan(one.Finish().delta_nll_se));
+  CHECK(pc::DownstreamJson(one.Finish())["delta_nll_se"].dump() == "null");
+}
+
 // Two models whose logits differ by ~1e-4: the true KL is ~1e-9, far below the rounding of
 // float32 log-probabilities (~1e-7 at these logit sizes). Computed in float64 from the float32
 // logits it matches a float64 log-softmax reference to 1e-13 and is never negative.
