@@ -512,6 +512,49 @@ std::vector<std::string> ListRunFiles(const std::string& work) {
   return out;
 }
 
+// Restores what the work folder lacks from the results file `out` (this sweep's earlier output;
+// tools/cmd_sweep.cc checked that it is a sweep-results file): the reference file, when the
+// results' /reference has the same conventions key, and the run file of every run of `mine`
+// that the results hold complete with the same index, conventions key and recipe. Each file is
+// written staged, as the sweep writes it, so a sweep resumes from its results file alone (a new
+// machine, a cleaned scratch disk; docs/SWEEPS.md "Resuming"). Failed runs are not in the
+// results' runs and run again. Returns the run files restored.
+size_t RestoreFromResults(const SweepContext& c, const std::string& out, const std::vector<size_t>& mine) {
+  if (!fs::Exists(out)) return 0;
+  store::File results = store::File::OpenRead(out, store::kind::kSweepResults);
+  const store::Group root = results.root();
+  if (root.GetAttrOr<std::string>("conventions_key", "") != c.key) return 0;
+  if (!ReferenceFileValid(c.reference_file, c.key) && root.IsGroup(kReferenceGroup) &&
+      root.OpenGroup(kReferenceGroup).GetAttrOr<std::string>("conventions_key", "") == c.key) {
+    store::StagedWriter w = store::File::CreateStaged(c.reference_file, store::kind::kEval, /*overwrite=*/true,
+                                                      "reference file");
+    store::CopyGroup(root, kReferenceGroup, w.root(), kReferenceGroup);
+    w.Commit();
+    log::Info("sweep", "restored the reference file ", c.reference_file, " from ", out);
+  }
+  if (!root.IsGroup("runs")) return 0;
+  const store::Group runs = root.OpenGroup("runs");
+  size_t restored = 0;
+  for (size_t i : mine) {
+    const RecipeSpec& r = c.plan.runs[i].recipe;
+    const std::string& name = r.name.value;
+    const std::string path = fs::Join(c.runs_dir, RunFileName(static_cast<int64_t>(i), name));
+    if (fs::Exists(path) || !runs.IsGroup(name)) continue;
+    const store::Group g = runs.OpenGroup(name);
+    const bool same = g.GetAttrOr<std::string>("status", "") == kRunComplete &&
+                      g.GetAttrOr<int64_t>("index", -1) == static_cast<int64_t>(i) &&
+                      g.GetAttrOr<std::string>("conventions_key", "") == c.key &&
+                      g.GetAttrOr<std::string>("recipe_yaml", "") == RecipeToYaml(r);
+    if (!same) continue;
+    store::StagedWriter w = store::File::CreateStaged(path, store::kind::kSweepRun, /*overwrite=*/true, "run file");
+    store::CopyGroup(runs, name, w.root().CreateGroup("runs"), name);
+    w.Commit();
+    ++restored;
+  }
+  if (restored > 0) log::Info("sweep", "restored ", restored, " finished run file(s) into ", c.runs_dir, " from ", out);
+  return restored;
+}
+
 SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& conventions, const SweepOptions& o) {
   SweepContext c{plan, in, o, o.work.empty() ? DefaultWorkDir(o.out) : o.work, "", "", "", {}, "", CrashHook(o.crash_at)};
   c.runs_dir = fs::Join(c.work, "runs");
@@ -530,6 +573,7 @@ SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const json& 
   summary.total = plan.runs.size();
   const std::vector<size_t> mine = ShardIndices(plan.runs.size(), o.shard_k, o.shard_n);
   summary.in_shard = mine.size();
+  summary.restored = RestoreFromResults(c, o.out, mine);
 
   // Every recipe of the shard against the model before any work (errors name the recipe line).
   {

@@ -92,6 +92,7 @@ struct SweepSummary {
   size_t in_shard = 0;   // runs of this shard
   size_t skipped = 0;    // finished earlier
   size_t done = 0;       // finished now
+  size_t restored = 0;   // of `skipped`: run files restored from the results file (--out)
   // Failed runs (name, message): now, and earlier ones not retried.
   std::vector<std::pair<std::string, std::string>> failed;
   size_t failed_now = 0;
@@ -102,6 +103,9 @@ struct SweepSummary {
 // (SweepConventions(in, o.cache)). Refuses, before any work: a work folder in use by another
 // sweep (lock), or made under other conventions (naming the first difference and how to start
 // over); a recipe that does not resolve against the model. Every finished run rebuilds `o.out`.
+// Run files and the reference file the work folder lacks are first restored from an existing
+// `o.out` of the same conventions (its complete runs of this shard with the same recipe), so a
+// sweep resumes from its results file alone.
 SweepSummary RunSweep(const SweepPlan& plan, const SweepInputs& in, const nlohmann::json& conventions,
                       const SweepOptions& o);
 

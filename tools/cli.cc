@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/strings.h"
 #include "core/blas.h"
 #include "core/cores.h"
 #include "core/threads.h"
@@ -70,6 +71,13 @@ std::map<std::string, std::string> ParseCalibTexts(const std::vector<std::string
     texts[name] = file;
   }
   return texts;
+}
+
+void CheckCalibOption(const std::string& source) {
+  int64_t self_n = 0;
+  if (source.empty() || ParseSelfSpec(source, "--calib", &self_n)) return;
+  PC_CHECK(fs::Exists(source), "--calib '", source, "' does not exist (give a text file, plain or *.jsonl, or self:N)");
+  fs::CheckRegularFile(source, "--calib");
 }
 
 }  // namespace pc::cli

@@ -33,6 +33,9 @@ bool Parse(const std::string& verb, const std::string& usage, const po::options_
 void AddCalibTextOption(po::options_description& desc, std::vector<std::string>& specs);
 std::map<std::string, std::string> ParseCalibTexts(const std::vector<std::string>& specs);
 
+// --calib SPEC: empty (none given), self:N, or a file that exists (a regular file).
+void CheckCalibOption(const std::string& source);
+
 // The shared data folder for named presets: $PERPCOMP_SHARED/data or <cwd>/../shared/data.
 std::string SharedDataDir();
 

@@ -91,6 +91,7 @@ int RunCompressCmd(const std::vector<std::string>& args) {
   if (!windowing.empty()) ro.calib.windowing = windowing;
   if (!text_field.empty()) ro.calib.text_field = text_field;
   ro.calib.texts = ParseCalibTexts(calib_texts);
+  CheckCalibOption(ro.calib.source);
   ro.model_dir = model_dir;
   const int64_t memory_limit = max_memory.empty() ? 0 : ParseBytes(max_memory, "--max-memory");
 

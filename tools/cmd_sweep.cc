@@ -163,9 +163,7 @@ int RunSweepCmd(const std::vector<std::string>& args) {
   }
   PC_CHECK(seed >= -1, "--calib-seed must be a seed >= 0 (or -1: the recipe's default), got ", seed);
   if (seed >= 0) calib.seed = static_cast<uint64_t>(seed);
-  int64_t self_n = 0;
-  PC_CHECK(calib.source.empty() || ParseSelfSpec(calib.source, "--calib", &self_n) || fs::Exists(calib.source), "--calib '",
-           calib.source, "' does not exist (give a text file, plain or *.jsonl, or self:N)");
+  CheckCalibOption(calib.source);
   calib.texts = ParseCalibTexts(calib_texts);
   for (size_t i : mine) {  // every run's calibration text resolves before anything runs
     PC_CHECK(!pipeline::CalibSourceFor(plan.runs[i].recipe, calib).empty(),
@@ -258,6 +256,10 @@ int RunSweepCmd(const std::vector<std::string>& args) {
             so.sharded ? " (shard " + shard_text + ")" : std::string(), " on ", model_dir, "; ",
             in.windows.size(0), " x ", in.windows.size(1), " evaluation tokens; work folder ", so.work);
   pipeline::SweepSummary s = pipeline::RunSweep(plan, in, conventions, so);
+  if (s.restored > 0) {
+    std::printf("sweep '%s': %zu finished run(s) restored from %s into the work folder %s\n",
+                plan.spec.name.value.c_str(), s.restored, out.c_str(), s.work.c_str());
+  }
   std::printf("sweep '%s': %zu of %zu runs complete (%zu now, %zu earlier) -> %s\n", plan.spec.name.value.c_str(),
               s.done + s.skipped, s.in_shard, s.done, s.skipped, out.c_str());
   if (!s.failed.empty()) {

@@ -162,3 +162,47 @@ TEST_CASE("sweep: three shards merged equal the unsharded sweep", "[sweep][slow]
   CHECK(RunPerpcomp("merge " + Q(shards[0]) + " --out " + Q(merged) + " --overwrite").exit_code == 0);
   CHECK(pc::test::ResultRuns(merged).size() == 1);
 }
+
+TEST_CASE("sweep: a lost work folder is restored from the results file, a changed recipe is redone", "[sweep][slow]") {
+  const pc::test::SweepFixture f = pc::test::MakeSweepFixture("restore");
+  const std::string sweep = pc::test::ThreeRunSweep(f.dir);
+  const std::string clean = f.dir + "/clean.h5";
+  {
+    auto r = RunPerpcomp("sweep " + f.Args(sweep, clean));
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+
+  // Only the results file survived (a new machine): its default work folder does not exist.
+  const std::string moved = f.dir + "/moved.h5";
+  stdfs::copy_file(clean, moved);
+  REQUIRE(!stdfs::exists(f.dir + "/moved.work"));
+  auto r = RunPerpcomp("sweep " + f.Args(sweep, moved));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("3 finished run(s) restored from " + moved) &&
+                        Contains("3 of 3 runs complete (0 now, 3 earlier)"));
+  CHECK(stdfs::exists(f.dir + "/moved.work/reference.h5"));
+  for (const char* run : {"0-rtn-w4g32.h5", "1-awq-w4g32.h5", "2-wanda-50.h5"}) {
+    CHECK(stdfs::exists(f.dir + "/moved.work/runs/" + std::string(run)));
+  }
+  CHECK(pc::test::Temporaries(f.dir + "/moved.work").empty());
+  pc::test::CheckSameResults(clean, moved);
+
+  // The sweep file changed one recipe since: the other two are restored, that one is run again.
+  const std::string edited = pc::test::WriteTextFile(
+      f.dir, "edited.yaml",
+      "name: three\nruns:\n  - recipe: rtn-w4g128\n    name: rtn-w4g32\n    params: {group_size: 32}\n"
+      "  - recipe: awq-w4g128\n    name: awq-w4g32\n    params: {group_size: 32, n_grid: 10}\n"
+      "  - recipe: wanda-50\n    params: {sparsity: 0.4}\n");
+  const std::string changed = f.dir + "/changed.h5";
+  stdfs::copy_file(clean, changed);
+  auto e = RunPerpcomp("sweep " + f.Args(edited, changed));
+  INFO(e.out << e.err);
+  REQUIRE(e.exit_code == 0);
+  CHECK_THAT(e.out, Contains("2 finished run(s) restored") && Contains("3 of 3 runs complete (1 now, 2 earlier)"));
+  CHECK(pc::test::ResultRuns(changed) == std::vector<std::string>{"rtn-w4g32", "awq-w4g32", "wanda-50"});
+  pc::store::File file = pc::store::File::OpenRead(changed, pc::store::kind::kSweepResults);
+  CHECK_THAT(file.root().OpenGroup("runs").OpenGroup("wanda-50").GetAttr<std::string>("recipe_yaml"),
+             Contains("0.4"));
+}

@@ -148,5 +148,8 @@ TEST_CASE("compress: bad input gets clear errors", "[tools][shared]") {
   auto zero = RunPerpcomp("compress --model '" + Stories() + "' --recipe rtn-w4g128 --calib self:0 --out '" + dir + "/o'");
   CHECK(zero.exit_code == 1);
   CHECK_THAT(zero.err, Contains("--calib 'self:0' must be self:N with N a positive number of windows"));
+  auto absent = RunPerpcomp("compress --model '" + Stories() + "' --recipe rtn-w4g128 --calib /nonexistent.txt --dry-run");
+  CHECK(absent.exit_code == 1);
+  CHECK_THAT(absent.err, Contains("--calib '/nonexistent.txt' does not exist"));
   CHECK_FALSE(pc::fs::Exists(dir + "/o"));
 }
