@@ -362,14 +362,25 @@ int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m
   });
 }
 
+// Without such a method (RTN, magnitude pruning) the weights do not depend on the calibration,
+// which then only feeds the logged per-linear errors.
+bool PlanReadsCalibration(const Plan& plan) {
+  for (const auto& m : plan.methods) {
+    if (m->stats() != 0 || m->WantsOutputs() || m->TransformsBlock() || m->AddsActivationScales()) return true;
+  }
+  return false;
+}
+
 CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib, const EngineOptions& options) {
   PC_CHECK(calib.dim() == 2 && calib.size(0) > 0, "compress: no calibration windows");
   at::NoGradGuard no_grad;
   const auto t_start = std::chrono::steady_clock::now();
-  const int64_t N = calib.size(0), L = calib.size(1);
+  const int64_t L = calib.size(1);
+  const int64_t log_n = std::min<int64_t>(calib.size(0), std::max<int64_t>(1, options.log_windows));
+  const int64_t N = PlanReadsCalibration(plan) ? calib.size(0) : log_n;  // the windows the blocks run on
   const int64_t mb = options.micro_batch > 0 ? options.micro_batch : DefaultMicroBatch(model, L);
-  const int64_t log_n = std::min<int64_t>(N, std::max<int64_t>(1, options.log_windows));
   CompressResult result;
+  result.calib_windows = N;
   const bool act_scales = plan.AddsActivationScales() && *model.arch().act_scales != '\0';
 
   ForwardContext ctx0 = model.MakeContext(L);

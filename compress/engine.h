@@ -69,14 +69,18 @@ struct CompressResult {
   std::vector<Record> records;  // one "linear" record per plan entry, plus method records
   FoldedScales folded;          // scales block transforms folded into the weights (AWQ), per linear
   double seconds = 0;
+  // Calibration windows the block forwards ran on: all of them, or only the logging windows when
+  // no method of the plan reads statistics, outputs or block transforms (RTN, magnitude pruning).
+  int64_t calib_windows = 0;
 };
 
 int64_t DefaultMicroBatch(const Model& model, int64_t seq_len);
+// Whether a method of `plan` reads calibration windows beyond the logging ones (statistics,
+// outputs, a block transform, activation scales); RunCompression runs the blocks on the first
+// EngineOptions::log_windows windows alone when none does.
+bool PlanReadsCalibration(const Plan& plan);
 CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_tokens, const EngineOptions& options);
 
-// Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d), written into `out` when
-// given. `out` may be x itself: windows are independent, and each micro-batch's outputs are
-// written only after its forward.
 // Compresses the linears `members` (indices into Block::linears) of the loaded block `layer` in
 // place with method `m`, as RunCompression does for one method instance and nothing else: its
 // block transform when it has one (AWQ: the transform changes the block's norms or other linears
@@ -88,6 +92,9 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib_
 int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m, const std::vector<int>& members,
                          int64_t micro_batch, std::vector<Record>* records = nullptr);
 
+// Runs block `layer` on x (N, L, d) in micro-batches; returns (N, L, d), written into `out` when
+// given. `out` may be x itself: windows are independent, and each micro-batch's outputs are
+// written only after its forward.
 at::Tensor RunBlockBatched(Model& model, int layer, const at::Tensor& x, int64_t micro_batch,
                            ForwardHooks* hooks = nullptr, at::Tensor out = at::Tensor());
 

@@ -211,6 +211,10 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
   };
   CompressRunResult out;
   out.engine = RunCompression(*model, resolved.plan, set.tokens, eo);
+  if (out.engine.calib_windows < set.windows()) {
+    log::Info("compress", "no method reads calibration statistics: the blocks ran on the first ",
+              out.engine.calib_windows, " of ", set.windows(), " windows, which the logged errors use");
+  }
   out.calib_tokens = set.tokens;
   if (!model->config().tie_embeddings) {  // the engine loaded (and compressed) it when the plan says so
     if (!model->lm_head().weight.defined()) model->LoadHead();
@@ -234,6 +238,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
                 {"family", resolved.family},
                 {"source_model", options.model_dir},
                 {"calibration", set.record},
+                {"calibration_windows_run", out.engine.calib_windows},
                 {"propagate", resolved.plan.propagate_compressed ? "compressed" : "original"},
                 {"compressed_linears", out.compressed},
                 {"skipped_linears", out.skipped},
@@ -258,6 +263,7 @@ CompressRunResult RunCompress(const RecipeSpec& recipe, const CompressRunOptions
     root.SetAttr("family", resolved.family);
     root.SetAttr("source_model", options.model_dir);
     root.SetAttr("calibration_json", set.record.dump());
+    root.SetAttr("calibration_windows_run", out.engine.calib_windows);
     root.SetAttr("propagate", resolved.plan.propagate_compressed ? "compressed" : "original");
     root.SetAttr("seconds", out.engine.seconds);
     std::map<std::string, std::vector<Record>> by_kind;

@@ -267,7 +267,14 @@ CompressMemoryOptions CompressMemoryFor(const ModelConfig& config, const RecipeS
 
 MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOptions& o) {
   PC_CHECK(o.samples > 0 && o.seq_len > 0, "memory estimate: calibration needs samples and tokens");
-  const double N = static_cast<double>(o.samples), L = static_cast<double>(o.seq_len), T = N * L;
+  // The blocks run on every window only when a method reads calibration statistics; otherwise on
+  // the logging windows alone (compress/engine.h PlanReadsCalibration).
+  bool reads = false;
+  for (const std::string& m : o.methods) reads = reads || StatsOf(m) != Stats::kNone;
+  const int64_t run = reads ? o.samples : std::min(o.log_windows, o.samples);  // windows the blocks run on
+  const double N = static_cast<double>(run);
+  const double L = static_cast<double>(o.seq_len), T = N * L;
+  const double tokens_all = static_cast<double>(o.samples) * L;  // the tokenized calibration set
   const std::vector<LinearShape> ls = BlockLinears(c);
   // Three phases (pipeline/compress_run.cc, compress/engine.h); the peak is the largest.
   // 1. The calibration windows are embedded, with the top-level tensors but the head loaded.
@@ -275,7 +282,7 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   setup.what = "compress";
   setup.Add("process", kOverhead);
   setup.Add("embedding", (TopParams(c) - HeadParams(c)) * ResidentPerParam(4, o.disk_bytes));
-  setup.Add("calibration text", static_cast<double>(o.calib_text_bytes) * kTextFactor + T * kI64);
+  setup.Add("calibration text", static_cast<double>(o.calib_text_bytes) * kTextFactor + tokens_all * kI64);
   setup.Add("calibration activations", T * c.hidden * kF32);
   // 3. The untied head is copied across alone, once the blocks are done.
   MemoryEstimate head;
@@ -292,11 +299,11 @@ MemoryEstimate EstimateCompress(const ModelConfig& c, const CompressMemoryOption
   e.Add("block weights", BlockParams(c) * kF32 + WidestLinearParams(c) * ResidentPerParam(4, o.disk_bytes) +
                              (transforms ? BlockLinearParams(c) * kF32 : 0));
   e.Add("calibration activations", T * c.hidden * kF32 * kActivationCopies);
-  e.Add("calibration text", T * kI64);
+  e.Add("calibration text", tokens_all * kI64);
   const int64_t mb = o.micro_batch > 0 ? o.micro_batch : DefaultMicroBatch(c, o.seq_len);
   e.Add("micro-batch intermediates",
-        static_cast<double>(std::min<int64_t>(mb, o.samples)) * L *
-            WidestPerToken(c, o.seq_len, static_cast<double>(std::min<int64_t>(mb, o.samples)) * L) * kF32 *
+        static_cast<double>(std::min<int64_t>(mb, run)) * L *
+            WidestPerToken(c, o.seq_len, static_cast<double>(std::min<int64_t>(mb, run)) * L) * kF32 *
             kMicroBatchLive);
   // The original inputs of the compressed linears on the logging windows, and the transformed
   // ones when a method transforms the block (compress/engine.cc CaptureHooks).

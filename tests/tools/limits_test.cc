@@ -73,40 +73,50 @@ TEST_CASE("memory estimate: the terms of compress on Pythia-160M", "[tools][limi
   namespace r = pc::pipeline;
   const pc::ModelConfig c = Pythia160M("float32");
   r::CompressMemoryOptions o;
-  o.methods = {"rtn"};
+  o.methods = {"wanda"};  // a statistics pass over every window, no block transform
   o.samples = 32;
   o.seq_len = 512;
   o.disk_bytes = 4;
   const double T = 32.0 * 512;
-  const r::MemoryEstimate rtn = r::EstimateCompress(c, o);
-  CHECK(rtn.what == "compress");
+  const r::MemoryEstimate wanda = r::EstimateCompress(c, o);
+  CHECK(wanda.what == "compress");
   // X and Y (N, L, d), replaced block after block.
-  CHECK(Term(rtn, "calibration activations") == 2 * T * 768 * 4);
+  CHECK(Term(wanda, "calibration activations") == 2 * T * 768 * 4);
   // The blocks are the peak: the embedding was freed, the head is copied at the end.
-  CHECK(Term(rtn, "embedding") == 0);
-  CHECK(Term(rtn, "head") == 0);
+  CHECK(Term(wanda, "embedding") == 0);
+  CHECK(Term(wanda, "head") == 0);
   // One block (qkv, o, fc1, fc2 with biases; two norms) in float32, and a copy of the widest linear
   // (fc1, 3072 x 768 + bias) while it is compressed.
   const double linears = 2304.0 * 769 + 768.0 * 769 + 3072.0 * 769 + 768.0 * 3073;
-  CHECK(Term(rtn, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4);
+  CHECK(Term(wanda, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4);
   // The four distinct inputs (768, 768, 768, 3072 wide) on the 4 logging windows.
-  CHECK(Term(rtn, "logged-error captures") == 4 * 512 * (3 * 768 + 3072) * 4.0);
-  CHECK(Term(rtn, "micro-batch intermediates") == 512 * 6144 * 4 * 3.0);  // one window per forward
-  CHECK(Term(rtn, "process") == r::ProcessOverheadBytes());
-  CHECK(Term(rtn, "Gram matrices") == 0);
-  // bf16 on disk: every tensor is converted from its bf16 copy, and embedding the windows (the
-  // float32 embedding and its bf16 copy) becomes the peak.
+  CHECK(Term(wanda, "logged-error captures") == 4 * 512 * (3 * 768 + 3072) * 4.0);
+  CHECK(Term(wanda, "micro-batch intermediates") == 512 * 6144 * 4 * 3.0);  // one window per forward
+  CHECK(Term(wanda, "process") == r::ProcessOverheadBytes());
+  CHECK(Term(wanda, "Gram matrices") == 0);
+  // bf16 on disk: every tensor is converted from its bf16 copy (the linear being compressed; with
+  // RTN below, the float32 embedding and its bf16 copy while the windows are embedded).
   o.disk_bytes = 2;
-  CHECK(Term(r::EstimateCompress(c, o), "embedding") == (50304.0 * 768 + 2 * 768) * 6);
-  o.samples = 128;
   CHECK(Term(r::EstimateCompress(c, o), "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 6);
-  o.samples = 32;
+  o.methods = {"rtn"};
+  CHECK(Term(r::EstimateCompress(c, o), "embedding") == (50304.0 * 768 + 2 * 768) * 6);
+  o.methods = {"wanda"};
   o.disk_bytes = 4;
+  // RTN reads no statistics: the blocks run on the 4 logging windows alone (compress/engine.h
+  // PlanReadsCalibration), so the embedding phase is the peak; the tokens are all kept.
+  o.methods = {"rtn"};
+  const r::MemoryEstimate rtn = r::EstimateCompress(c, o);
+  CHECK(Term(rtn, "calibration activations") == 4 * 512 * 768 * 4.0);
+  CHECK(Term(rtn, "calibration text") == T * 8);
+  CHECK(Term(rtn, "embedding") == (50304.0 * 768 + 2 * 768) * 4);
+  CHECK(Term(rtn, "block weights") == 0);
+  o.methods = {"magnitude"};
+  CHECK(Term(r::EstimateCompress(c, o), "calibration activations") == Term(rtn, "calibration activations"));
   // A transform (AWQ) keeps every compressed linear's original and the transformed inputs.
   o.methods = {"awq"};
   const r::MemoryEstimate awq = r::EstimateCompress(c, o);
   CHECK(Term(awq, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4 + linears * 4);
-  CHECK(Term(awq, "logged-error captures") == 2 * Term(rtn, "logged-error captures"));
+  CHECK(Term(awq, "logged-error captures") == 2 * Term(wanda, "logged-error captures"));
   // Few calibration tokens: embedding the windows, with the embedding loaded, is the peak.
   o.methods = {"rtn"};
   o.samples = 1;
