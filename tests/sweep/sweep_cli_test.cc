@@ -81,6 +81,16 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   for (const auto& l : pc::Split(study.out, '\n')) study_runs += l.find("grid at") != std::string::npos;
   CHECK(study_runs == 97);
 
+  // Its pilot (one session): 24 runs, 8 calibration windows each.
+  auto pilot = RunPerpcomp("sweep --sweep " + Q(sweeps + "study-pilot.yaml") + " --dry-run");
+  INFO(pilot.err);
+  REQUIRE(pilot.exit_code == 0);
+  CHECK_THAT(pilot.out, Contains("sweep 'study-pilot'") && Contains("rtn-w3g-1") && Contains("rtn-w8g64") &&
+                            Contains("perp-awq-w3g32") && Contains("sparsegpt-2of4"));
+  int pilot_runs = 0;
+  for (const auto& l : pc::Split(pilot.out, '\n')) pilot_runs += l.find("grid at") != std::string::npos;
+  CHECK(pilot_runs == 24);
+
   // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
   REQUIRE(shard.exit_code == 0);
