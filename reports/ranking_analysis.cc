@@ -325,6 +325,10 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   std::string out;
   out += Str("perpcomp rank: ", results.runs.size(), " run", results.runs.size() == 1 ? "" : "s",
              results.sweep.empty() ? "" : " of sweep '" + results.sweep + "'");
+  if (!results.selection.empty()) {
+    out += Str(" (selected by --runs '", results.selection, "': ", results.runs.size(), " of the file's ",
+               results.runs_in_file, ")");
+  }
   if (results.runs_total > 0 && results.runs_complete < results.runs_total) {
     out += Str(" (", results.runs_complete, " of ", results.runs_total, " runs complete",
                results.shard.empty() ? "" : ", shard " + results.shard, ")");

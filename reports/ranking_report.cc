@@ -598,8 +598,11 @@ class Report {
     t.AddRow({"results file", s_.path});
     t.AddRow({"sweep", s_.sweep.empty() ? "(unnamed)" : s_.sweep});
     t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
-    t.AddRow({"runs", Str(s_.runs.size(), " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
+    t.AddRow({"runs", Str(s_.runs_in_file, " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
                           s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    t.AddRow({"run selection", s_.selection.empty() ? "(all)"
+                                                    : Str("--runs '", s_.selection, "': ", s_.runs.size(), " of ",
+                                                          s_.runs_in_file, " runs ranked")});
     for (const auto& [run, error] : s_.failed) t.AddRow({"failed run", run + ": " + error});
     t.AddRow({"conventions_key", s_.conventions_key});
     const nlohmann::json conv = nlohmann::json::parse(s_.conventions, nullptr, false);

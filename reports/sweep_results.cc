@@ -213,6 +213,7 @@ SweepResults ReadSweepResults(const std::string& path) {
            " but /runs holds ", names.size(), " runs; the file is damaged (rebuild it with perpcomp sweep or merge)");
   for (const std::string& name : names) s.runs.push_back(ReadRun(runs, name));
   PC_CHECK(!s.runs.empty(), path, ": /runs holds no run (nothing to rank)");
+  s.runs_in_file = s.runs.size();
   PC_CHECK(s.runs_total <= 0 || s.runs_complete <= s.runs_total, path, ": runs_complete ", s.runs_complete,
            " exceeds runs_total ", s.runs_total, "; the file is damaged (rebuild it with perpcomp sweep or merge)");
   std::stable_sort(s.runs.begin(), s.runs.end(), [](const SweepRun& a, const SweepRun& b) {

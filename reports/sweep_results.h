@@ -73,6 +73,8 @@ struct SweepResults {
   std::vector<std::pair<std::string, std::string>> primary;
   double reference_ppl = 0, reference_mean_nll = 0, reference_pairs_accuracy = 0;  // NaN when absent
   std::vector<SweepRun> runs;                                                      // ordered by `index`, then by name
+  size_t runs_in_file = 0;  // runs read from the file (SelectRuns may keep fewer)
+  std::string selection;    // the SelectRuns spec that chose `runs` ("" = every run of the file)
 };
 
 // Reads and checks a sweep-results file (see the top of this file).

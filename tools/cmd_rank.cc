@@ -12,6 +12,7 @@
 #include "reports/predictors.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
+#include "reports/run_selection.h"
 #include "reports/sweep_results.h"
 #include "store/file.h"
 #include "tools/cli.h"
@@ -46,7 +47,7 @@ void WriteFile(const std::string& path, const std::string& content) {
 
 int RunRank(const std::vector<std::string>& args) {
   CommonOptions common;
-  std::string results_path, out_dir, coefficient = "spearman", primary;
+  std::string results_path, out_dir, coefficient = "spearman", primary, runs;
   reports::RankOptions options;
   uint64_t seed = 0;
   int resamples = 2000, held_out_splits = 200;
@@ -66,6 +67,9 @@ int RunRank(const std::vector<std::string>& args) {
     ("primary", po::value<std::string>(&primary),
      "the primary comparisons PERP:ISO,... (predictor names; default: the sweep file's, else the block outputs and the "
      "paper-frame updates, docs/RANKING.md)")
+    ("runs", po::value<std::string>(&runs),
+     "rank only the runs that meet every comma-separated term: family=A|B (quantization, pruning or a method "
+     "family), OUTCOME<X / <= / > / >= (such as delta_nll<0.1; docs/RANKING.md \"Selecting runs\")")
     ("held-out-splits", po::value<int>(&held_out_splits)->default_value(200),
      "random half splits of the exploratory best-of-many check (0: none)")
     ("list-predictors", po::bool_switch(&list_predictors),
@@ -109,7 +113,8 @@ int RunRank(const std::vector<std::string>& args) {
     fs::CheckNotAnInput(out_dir, "--out", {{"the results file", results_path}});
   }
 
-  const reports::SweepResults results = reports::ReadSweepResults(results_path);
+  const reports::SweepResults read = reports::ReadSweepResults(results_path);
+  const reports::SweepResults results = vm.count("runs") ? reports::SelectRuns(read, runs) : read;
   if (list_predictors) {
     const auto m = reports::ExtractPredictors(results, reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors));
     PrintPredictors(m.predictors, m.left_out);
@@ -122,8 +127,9 @@ int RunRank(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  log::Info("rank", results_path, ": ", results.runs.size(), " runs; bootstrap ", options.bootstrap.resamples,
-            " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
+  log::Info("rank", results_path, ": ", results.runs.size(), " runs",
+            results.selection.empty() ? "" : Str(" of ", read.runs.size(), " (--runs)"), "; bootstrap ",
+            options.bootstrap.resamples, " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
 
   const reports::RankingAnalysis analysis = reports::AnalyzeSweep(results, options);
   if (!analysis.predictors.left_out.empty()) {

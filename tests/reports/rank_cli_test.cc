@@ -1,6 +1,6 @@
 // `perpcomp rank` end to end on synthetic sweep-results files: the files, the headline, a seed's
-// reproducibility through the command (and independence of --threads), the refusals with their messages,
-// the listings, and the report in headless Chromium (console, rendered tables and SVGs, a screenshot).
+// reproducibility through the command (and independence of --threads), a selection of runs (--runs), the
+// refusals with their messages, the listings, and the report in headless Chromium (console, rendered tables and SVGs, a screenshot).
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -98,6 +98,29 @@ TEST_CASE("perpcomp rank writes the report and prints the headline", "[reports][
   r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(other) + kQuick + " --seed 6");
   REQUIRE(r.exit_code == 0);
   CHECK(Slurp(other + "/differences.csv") != diff);
+}
+
+TEST_CASE("perpcomp rank --runs ranks a selection and records it", "[reports][rank][cli]") {
+  const Fixture f = MakeFixture(12);
+  const std::string out = f.dir + "/pruning";
+  pc::test::RunResult r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(out) + kQuick +
+                                                " --runs family=pruning --held-out-splits 0");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("perpcomp rank: 6 runs of sweep 'fixture-sweep' (selected by --runs 'family=pruning': 6 "
+                             "of the file's 12); families: magnitude 3, wanda 3"));
+  CHECK_THAT(Slurp(out + "/conventions.csv"),
+             Contains("run selection") && Contains("--runs 'family=pruning': 6 of 12 runs ranked") &&
+                 Contains("12 in the file"));
+  CHECK(Count(Slurp(out + "/ranking.csv"), "\r\n") == 1 + 6);
+
+  r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(f.dir + "/none") + " --runs 'delta_nll<-5'");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("--runs 'delta_nll<-5': no run of"));
+  CHECK_FALSE(pc::fs::Exists(f.dir + "/none"));
+  r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(f.dir + "/none") + " --runs ''");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Contains("--runs: expected terms such as family=pruning"));
 }
 
 TEST_CASE("perpcomp rank: bad input is refused or reported with its reason", "[reports][rank][cli]") {

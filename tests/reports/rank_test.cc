@@ -1,10 +1,12 @@
 // perpcomp rank's library part on synthetic sweep-results files (tests/reports/sweep_fixture.h): reading and
 // checking the file, the predictor catalogue and selection, predictor values against hand-computed layer
 // aggregates, outcomes, the analysis (perp vs iso, best predictor, ranking, leave-one-family-out, a seed's
-// reproducibility), one run, and the report's files.
+// reproducibility), one run, the report's files, and the selection of runs (--runs).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -14,6 +16,7 @@
 #include "reports/predictors.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
+#include "reports/run_selection.h"
 #include "reports/sweep_results.h"
 #include "store/file.h"
 #include "tests/reports/reports_test_support.h"
@@ -427,4 +430,68 @@ TEST_CASE("rank: method families for leave-one-family-out", "[reports][rank]") {
   CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 0})") == "sparsegpt");
   CHECK(MethodFamily("sparsegpt", R"({"sparsity": 0.5, "bits": 4})") == "joint");
   CHECK(MethodFamily("gptq", R"({"bits": 4})") == "gptq");
+}
+
+TEST_CASE("rank: --runs selects runs by family and by outcome, and refuses bad terms", "[reports][rank]") {
+  using pc::reports::SelectRuns;
+  const pc::reports::SweepResults all = pc::reports::ReadSweepResults(WriteFixture(pc::test::DefaultFixture(12)));
+  REQUIRE(all.runs.size() == 12);
+  CHECK(all.runs_in_file == 12);
+  CHECK(all.selection.empty());
+  auto names = [](const pc::reports::SweepResults& s) {
+    std::vector<std::string> out;
+    for (const auto& r : s.runs) out.push_back(r.name);
+    return out;
+  };
+  auto expected = [&](const std::function<bool(const pc::reports::SweepRun&)>& keep) {
+    std::vector<std::string> out;
+    for (const auto& r : all.runs) {
+      if (keep(r)) out.push_back(r.name);
+    }
+    return out;
+  };
+
+  const pc::reports::SweepResults quant = SelectRuns(all, "family=quantization");
+  CHECK(quant.runs.size() == 6);
+  CHECK(quant.runs_in_file == 12);
+  CHECK(quant.selection == "family=quantization");
+  CHECK(names(quant) == expected([](const auto& r) { return r.family == "quantization"; }));
+  CHECK(names(SelectRuns(all, "family=wanda | rtn")) ==
+        expected([](const auto& r) { return r.method == "wanda" || r.method == "rtn"; }));
+
+  // A threshold between the runs' ΔNLL values: the median of the distinct values.
+  std::vector<double> dnll;
+  for (const auto& r : all.runs) dnll.push_back(r.downstream.at("delta_nll"));
+  std::sort(dnll.begin(), dnll.end());
+  const double mid = 0.5 * (dnll[5] + dnll[6]);
+  REQUIRE(dnll[5] < dnll[6]);
+  const std::string below = "delta_nll<" + std::to_string(mid);
+  CHECK(names(SelectRuns(all, below)) == expected([&](const auto& r) { return r.downstream.at("delta_nll") < mid; }));
+  CHECK(SelectRuns(all, below).runs.size() == 6);
+  CHECK(names(SelectRuns(all, "delta_nll>=" + std::to_string(mid))) ==
+        expected([&](const auto& r) { return r.downstream.at("delta_nll") >= mid; }));
+  CHECK(SelectRuns(all, "delta_nll<=" + std::to_string(dnll[0])).runs.size() == 1);
+  CHECK(SelectRuns(all, "delta_nll>" + std::to_string(dnll[0])).runs.size() == 11);
+  // Terms are joined: pruning runs below the median.
+  CHECK(names(SelectRuns(all, "family=pruning, " + below)) == expected([&](const auto& r) {
+          return r.family == "pruning" && r.downstream.at("delta_nll") < mid;
+        }));
+
+  CHECK_THROWS_WITH(SelectRuns(all, "family=foo"),
+                    Contains("--runs 'family=foo': no run of") && Contains("has family 'foo'") &&
+                        Contains("quantization") && Contains("wanda"));
+  CHECK_THROWS_WITH(SelectRuns(all, "family="), Contains("got an empty name"));
+  CHECK_THROWS_WITH(SelectRuns(all, "nll<1"), Contains("'nll' is not an outcome") && Contains("delta_nll"));
+  CHECK_THROWS_WITH(SelectRuns(all, "delta_nll<abc"), Contains("--runs 'delta_nll<abc': expected a number, got 'abc'"));
+  CHECK_THROWS_WITH(SelectRuns(all, "<1"), Contains("expected an outcome name before '<'"));
+  CHECK_THROWS_WITH(SelectRuns(all, "pruning"), Contains("expected family=NAME[|NAME...] or OUTCOME<X"));
+  CHECK_THROWS_WITH(SelectRuns(all, "family=pruning,"), Contains("an empty term"));
+  CHECK_THROWS_WITH(SelectRuns(all, " "), Contains("got an empty value"));
+  CHECK_THROWS_WITH(SelectRuns(all, "delta_nll<-1e9"), Contains("no run of") && Contains("meets it (12 runs)"));
+
+  // The analysis and the report say what was selected.
+  const pc::reports::RankingAnalysis a = pc::reports::AnalyzeSweep(quant, FastOptions());
+  CHECK_THAT(pc::reports::Headline(quant, a),
+             Contains("6 runs of sweep 'fixture-sweep' (selected by --runs 'family=quantization': 6 of the file's 12); "
+                      "families: rtn 3, awq 3"));
 }
