@@ -176,7 +176,13 @@ std::string CalibrationText(const std::string& compression, bool full_sha) {
   if (!sha.empty()) out += " (sha256 " + (full_sha || sha.size() <= 12 ? sha : sha.substr(0, 12) + "…") + ")";
   std::vector<std::string> parts;
   if (!get("windowing").empty()) parts.push_back(get("windowing"));
-  if (!get("samples").empty()) parts.push_back(get("samples") + " × " + get("seq_len") + " tokens");
+  if (!get("samples").empty()) {
+    // The windows the method got: AWQ's windowing can yield fewer than the samples requested.
+    const std::string used = get("windows_used");
+    std::string windows = (used.empty() ? get("samples") : used) + " × " + get("seq_len") + " tokens";
+    if (!used.empty() && used != get("samples")) windows += " (" + get("samples") + " requested)";
+    parts.push_back(windows);
+  }
   if (!get("seed").empty()) parts.push_back("seed " + get("seed"));
   if (!parts.empty()) out += (out.empty() ? "" : ", ") + Join(parts, ", ");
   return out;

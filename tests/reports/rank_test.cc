@@ -394,6 +394,10 @@ TEST_CASE("rank: the report's files, tables and figures", "[reports][rank]") {
   CHECK(html.find(" src=") == std::string::npos);
   CHECK_THAT(html, Contains("conventions.eval_sha256") && Contains("seed 0") && Contains("300 resamples (B)") &&
                        Contains("calib.txt (sha256 ") && Contains("perpcomp rank x.h5 --out y"));
+  // The calibration a run got: AWQ's windowing (the quantization runs) gave 3 windows of the 8 requested,
+  // the pruners' random windows all 8.
+  CHECK_THAT(files["runs.csv"], Contains("awq, 3 × 64 tokens (8 requested), seed 0") &&
+                                    Contains("wanda, 8 × 64 tokens, seed 0") && !Contains("awq, 8 × 64"));
   // Markdown holds the same tables (a delimiter row per table).
   CHECK(count(files["report.md"], "\n| :--") + count(files["report.md"], "\n| --") >= r.html_tables);
   // correlations.csv: every predictor × outcome × coefficient, plus the header.
