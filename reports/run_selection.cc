@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "core/strings.h"
@@ -58,7 +59,7 @@ RunTest OutcomeTerm(const SweepResults& results, const OutcomeMatrix& outcomes, 
 
 }  // namespace
 
-SweepResults SelectRuns(const SweepResults& results, const std::string& spec) {
+SweepResults SelectRuns(SweepResults results, const std::string& spec) {
   PC_CHECK(!Trim(spec).empty(), "--runs: expected terms such as family=pruning or delta_nll<0.1, got an empty value");
   const OutcomeMatrix outcomes = ExtractOutcomes(results);
   std::vector<RunTest> tests;
@@ -75,17 +76,17 @@ SweepResults SelectRuns(const SweepResults& results, const std::string& spec) {
       tests.push_back(OutcomeTerm(results, outcomes, term, op_at));
     }
   }
-  SweepResults out = results;
-  out.runs.clear();
+  std::vector<SweepRun> kept;
   for (size_t r = 0; r < results.runs.size(); ++r) {
     bool keep = true;
     for (const RunTest& t : tests) keep = keep && t(r);
-    if (keep) out.runs.push_back(results.runs[r]);
+    if (keep) kept.push_back(std::move(results.runs[r]));  // the tests read run r before it moves
   }
-  PC_CHECK(!out.runs.empty(), "--runs '", spec, "': no run of ", results.path, " meets it (", results.runs.size(),
+  PC_CHECK(!kept.empty(), "--runs '", spec, "': no run of ", results.path, " meets it (", results.runs.size(),
            " runs)");
-  out.selection = spec;
-  return out;
+  results.runs = std::move(kept);
+  results.selection = spec;
+  return results;
 }
 
 }  // namespace pc::reports

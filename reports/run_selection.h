@@ -17,6 +17,7 @@
 namespace pc::reports {
 
 // `results` with only the runs that meet every term of `spec`, in the same order; `selection` = spec.
-SweepResults SelectRuns(const SweepResults& results, const std::string& spec);
+// Takes the results by value: move them in to select without copying the runs.
+SweepResults SelectRuns(SweepResults results, const std::string& spec);
 
 }  // namespace pc::reports

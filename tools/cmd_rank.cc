@@ -3,6 +3,7 @@
 // (bootstrap intervals over runs), writes DIR/report.html, report.md and CSVs (staged), prints the headline.
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -113,8 +114,8 @@ int RunRank(const std::vector<std::string>& args) {
     fs::CheckNotAnInput(out_dir, "--out", {{"the results file", results_path}});
   }
 
-  const reports::SweepResults read = reports::ReadSweepResults(results_path);
-  const reports::SweepResults results = vm.count("runs") ? reports::SelectRuns(read, runs) : read;
+  reports::SweepResults results = reports::ReadSweepResults(results_path);
+  if (vm.count("runs")) results = reports::SelectRuns(std::move(results), runs);
   if (list_predictors) {
     const auto m = reports::ExtractPredictors(results, reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors));
     PrintPredictors(m.predictors, m.left_out);
@@ -128,7 +129,7 @@ int RunRank(const std::vector<std::string>& args) {
     return 0;
   }
   log::Info("rank", results_path, ": ", results.runs.size(), " runs",
-            results.selection.empty() ? "" : Str(" of ", read.runs.size(), " (--runs)"), "; bootstrap ",
+            results.selection.empty() ? "" : Str(" of ", results.runs_in_file, " (--runs)"), "; bootstrap ",
             options.bootstrap.resamples, " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
 
   const reports::RankingAnalysis analysis = reports::AnalyzeSweep(results, options);

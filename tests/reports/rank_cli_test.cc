@@ -1,6 +1,7 @@
 // `perpcomp rank` end to end on synthetic sweep-results files: the files, the headline, a seed's
 // reproducibility through the command (and independence of --threads), a selection of runs (--runs), the
-// refusals with their messages, the listings, and the report in headless Chromium (console, rendered tables and SVGs, a screenshot).
+// refusals with their messages, the listings, and the report in headless Chromium (console, rendered tables
+// and SVGs, a screenshot).
 #include <catch2/catch.hpp>
 
 #include <fstream>
