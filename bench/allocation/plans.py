@@ -39,9 +39,10 @@ def run(cmd, log):
 
 
 def plan_key(recipe_path):
-    """A plan's identity: its recipe text without the name line."""
+    """A plan's identity: its recipe text without comments, name, description and calibration seed
+    (compress runs every plan with --calib-seed 0)."""
     with open(recipe_path) as f:
-        text = "".join(l for l in f if not l.startswith("name:"))
+        text = "".join(l for l in f if not l.startswith(("#", "name:", "description:", "  seed:")))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
