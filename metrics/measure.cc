@@ -439,6 +439,7 @@ MeasureResult Measure(Model& ref, Model& comp, const at::Tensor& windows, const 
       }
     }
     progress.Add(1);
+    if (o.after_block) o.after_block(l);
   }
   for (Model* m : {&ref, &comp}) {
     if (!m->tied() && !m->lm_head().weight.defined()) m->LoadHead();

@@ -22,6 +22,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct MeasureOptions {
   // embedded, so that embeddings and heads are never resident together (an untied head left in
   // the checkpoint, LoadOptions::load_head = false, is loaded for the head pass).
   bool release_embeddings = false;
+  // Called after block l (0-based) is measured for every batch; the sweep's fault injection
+  // (pipeline/sweep_run.cc) uses it to stop a run mid-measurement.
+  std::function<void(int l)> after_block;
 };
 
 // Per-token values (when MeasureOptions::per_token). Directional arrays are

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "calibration/calib_set.h"
 #include "compress/method.h"
@@ -62,35 +61,26 @@ class CrashHook {
   explicit CrashHook(const std::string& spec) {
     if (spec.empty()) return;
     std::vector<std::string> parts = Split(spec, ':');
-    PC_CHECK(parts.size() == 2 || parts.size() == 3, "crash hook: expected <run>:<point>[:<ms>|throw], got '", spec,
-             "'");
+    PC_CHECK((parts.size() == 2 || (parts.size() == 3 && parts[2] == "throw")) && !parts[0].empty() &&
+                 !parts[1].empty(),
+             "crash hook: expected <run>:<point>[:throw], got '", spec, "'");
     run_ = parts[0];
     point_ = parts[1];
-    if (parts.size() == 3 && parts[2] == "throw") {
-      throw_ = true;
-    } else if (parts.size() == 3) {
-      delay_ms_ = ParseInt(parts[2], "crash hook delay");
-    }
+    throw_ = parts.size() == 3;
   }
   bool Matches(const std::string& run, const std::string& point) const {
     return !run_.empty() && run == run_ && point == point_;
   }
-  // SIGKILL now (delay 0) or `delay` ms from now, when `run` reaches `point`.
-  // With "throw": an error instead (the failed-run tests).
+  // SIGKILL when `run` reaches `point`; with "throw", an error instead (the failed-run tests).
   void At(const std::string& run, const std::string& point) const {
     if (!Matches(run, point)) return;
     PC_CHECK(!throw_, "injected failure of run '", run, "' at ", point, " (PERPCOMP_TEST_CRASH)");
     std::fflush(nullptr);
-    if (delay_ms_ <= 0) std::raise(SIGKILL);
-    std::thread([ms = delay_ms_] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-      std::raise(SIGKILL);
-    }).detach();
+    std::raise(SIGKILL);
   }
 
  private:
   std::string run_, point_;
-  int64_t delay_ms_ = 0;
   bool throw_ = false;
 };
 
@@ -318,6 +308,7 @@ RunOutcome RunOne(SweepContext& c, size_t index, Progress& progress, const std::
   mo.text_sha256 = c.in.eval_sha256;
   mo.reference_name = "reference '" + c.in.model_dir + "'";
   mo.compressed_name = "compressed '" + model_dir + "'";
+  mo.after_block = [&](int l) { c.crash.At(name, Str("measure-block-", l)); };
   MeasureResult measured = Measure(*c.reference, *model, c.in.windows, mo);
   const double seconds_measure = SecondsSince(t);
 

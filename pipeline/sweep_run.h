@@ -67,9 +67,10 @@ struct SweepOptions {
   bool per_token = false;
   int64_t batch = 0;           // windows per forward (0: automatic)
   CacheOptions cache;          // the reference cache (dir "" : none)
-  // Fault injection for the crash tests: "<run>:<point>[:<ms>]" sends SIGKILL to this process
-  // at `point` of run `run` (compress, measure, eval: <ms> after the stage starts; write-run:
-  // with the run file half-written; write-results: with the results file half-rebuilt).
+  // Fault injection for the crash tests: "<run>:<point>[:throw]" sends SIGKILL to this process
+  // (or, with ":throw", fails the run with an error) at `point` of run `run`: compress, measure,
+  // eval (as the stage starts), measure-block-<l> (block l measured), write-run (the run file
+  // half-written), write-results (the results file half-rebuilt).
   std::string crash_at;
   // Runs whose earlier attempt failed (run file status "failed") are run again; otherwise they
   // are reported and left alone.

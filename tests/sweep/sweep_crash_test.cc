@@ -48,7 +48,7 @@ TEST_CASE("sweep: SIGKILL at any point of the second run, then a rerun completes
   const std::string bin = pc::test::PerpcompBin();
   const Scenario scenarios[] = {
       {"compress", "", "3 of 3 runs complete (2 now, 1 earlier)"},
-      {"measure", "awq-w4g32:measure:20", "3 of 3 runs complete (2 now, 1 earlier)"},
+      {"measure", "awq-w4g32:measure-block-0", "3 of 3 runs complete (2 now, 1 earlier)"},
       {"write-run", "awq-w4g32:write-run", "3 of 3 runs complete (2 now, 1 earlier)"},
       {"write-results", "awq-w4g32:write-results", "3 of 3 runs complete (1 now, 2 earlier)"},
   };
