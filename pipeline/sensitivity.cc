@@ -194,18 +194,53 @@ double OneMinusCos(const at::Tensor& x, const at::Tensor& y) {
   return (1 - cos).mean().item<double>();
 }
 
-// Σ over tokens of KL(p_ref ‖ p) from final states h_ref, h (E, L, d), head in batches.
-double SumKl(Model& model, const at::Tensor& h_ref, const at::Tensor& h, int64_t batch, int64_t* tokens) {
-  const int64_t E = h.size(0), L = h.size(1);
-  double kl = 0;
+// The reference's next-token log-probabilities on the E measurement windows, for --kl: one
+// (n, L, V) float tensor per head batch, computed once when they fit in `cache_bytes`; otherwise
+// empty and recomputed beside every row's head forward. Either way SumKl adds the same terms.
+struct ReferenceLogProbs {
+  std::vector<at::Tensor> batches;
+};
+
+ReferenceLogProbs CacheReferenceLogProbs(Model& model, const at::Tensor& h_ref, int64_t batch, double cache_bytes,
+                                         double* head_forwards, double e_frac) {
+  ReferenceLogProbs r;
+  const int64_t E = h_ref.size(0), L = h_ref.size(1);
+  const double bytes = static_cast<double>(E) * static_cast<double>(L) * static_cast<double>(model.config().vocab_size) * 4.0;
+  if (bytes > cache_bytes) {
+    log::Info("sensitivity", "the reference's log-probabilities (", HumanBytes(bytes), ") exceed the KL cache of ",
+              HumanBytes(cache_bytes), "; they are recomputed for every row");
+    return r;
+  }
   for (int64_t s = 0; s < E; s += batch) {
     const int64_t n = std::min(batch, E - s);
-    ForwardContext c1 = model.MakeContext(L), c2 = model.MakeContext(L);
-    const at::Tensor lp_ref = at::log_softmax(model.Head(h_ref.narrow(0, s, n), c1).to(at::kFloat), -1);
-    const at::Tensor lp = at::log_softmax(model.Head(h.narrow(0, s, n), c2).to(at::kFloat), -1);
+    ForwardContext c = model.MakeContext(L);
+    r.batches.push_back(at::log_softmax(model.Head(h_ref.narrow(0, s, n), c).to(at::kFloat), -1));  // (n, L, V)
+  }
+  *head_forwards += e_frac;
+  return r;
+}
+
+// Σ over tokens of KL(p_ref ‖ p) from final states h_ref, h (E, L, d), head in batches; the
+// reference's side from `cached` when it holds them. Adds the head forwards run to *head_forwards.
+double SumKl(Model& model, const at::Tensor& h_ref, const ReferenceLogProbs& cached, const at::Tensor& h, int64_t batch,
+             int64_t* tokens, double* head_forwards, double e_frac) {
+  const int64_t E = h.size(0), L = h.size(1);
+  double kl = 0;
+  for (int64_t s = 0, k = 0; s < E; s += batch, ++k) {
+    const int64_t n = std::min(batch, E - s);
+    at::Tensor lp_ref;  // (n, L, V)
+    if (!cached.batches.empty()) {
+      lp_ref = cached.batches[static_cast<size_t>(k)];
+    } else {
+      ForwardContext c = model.MakeContext(L);
+      lp_ref = at::log_softmax(model.Head(h_ref.narrow(0, s, n), c).to(at::kFloat), -1);
+    }
+    ForwardContext c = model.MakeContext(L);
+    const at::Tensor lp = at::log_softmax(model.Head(h.narrow(0, s, n), c).to(at::kFloat), -1);  // (n, L, V)
     kl += (lp_ref.exp() * (lp_ref - lp)).sum().item<double>();
     *tokens += n * L;
   }
+  *head_forwards += (cached.batches.empty() ? 2 : 1) * e_frac;
   return kl;
 }
 
@@ -267,6 +302,9 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
     result.block_forwards += n_layers * e_frac;
   }
   const int64_t head_batch = DefaultEvalBatch(model->config(), L);
+  const ReferenceLogProbs ref_lp = o.kl ? CacheReferenceLogProbs(*model, final_ref, head_batch, o.kl_cache_bytes,
+                                                                 &result.head_forwards, e_frac)
+                                        : ReferenceLogProbs{};
 
   // One row per (unit, candidate).
   std::vector<std::string> r_unit, r_cand;
@@ -304,8 +342,7 @@ SensitivityResult RunSensitivity(const SensitivityOptions& o) {
             result.block_forwards += (n_layers - 1 - layer) * e_frac;
             acc.Add(final_ref, h);
             if (o.kl) {
-              kl = SumKl(*model, final_ref, h, head_batch, &kl_tokens);
-              result.head_forwards += 2 * e_frac;
+              kl = SumKl(*model, final_ref, ref_lp, h, head_batch, &kl_tokens, &result.head_forwards, e_frac);
             }
           }
           for (int i : u.members) {

@@ -9,6 +9,7 @@
 //     Ŷ = block(X_l[:E])            local: SplitAgainstSelf(Y_l, Ŷ) → iso, ∥, ⊥ (relative to Σ‖Y‖²)
 //     [--accumulated] Ŷ through blocks l+1..n-1 (uncompressed) vs the reference final state
 //     [--kl]          KL(reference ‖ compressed) of the next-token distributions at the logits
+//                     (the reference's log-probabilities computed once, SensitivityOptions::kl_cache_bytes)
 //     restore the block
 // Cost (block forwards over the N windows): n for the reference, plus per (unit, candidate) the
 // method's statistics passes (0 for rtn/magnitude, 1, or one per input stage when true-sequential;
@@ -33,6 +34,10 @@ struct SensitivityOptions {
   int64_t micro_batch = 0;
   bool accumulated = false;
   bool kl = false;  // implies accumulated
+  // --kl: the reference's log-probabilities on the E windows (E·L·vocab floats) are computed once
+  // and kept when they fit in this many bytes (one head forward per row instead of two);
+  // otherwise recomputed for every row. The KL values are the same either way.
+  double kl_cache_bytes = 1024.0 * 1024.0 * 1024.0;
 };
 
 struct SensitivityResult {
