@@ -21,11 +21,49 @@ endfunction()
 # <build>/pc_refenv.txt by tests/CMakeLists.txt, so a reconfigure takes effect). A test that cannot
 # run exits with code 77 (PC_SKIP_IF, tests/test_support.h), which CTest counts as skipped;
 # PERPCOMP_CTEST tells the test it runs under CTest (run by hand, a skip only warns and returns).
+#
+# A test that links LibTorch, directly or through any of its DEPS (TORCH or not), reuses pc_pch,
+# whose <ATen/ATen.h> then comes before the test's <catch2/catch.hpp>. The order matters: LibTorch's
+# headers bring glog's logging.h, whose CHECK(cond) aborts the process on failure; included after
+# Catch2 it replaces Catch2's CHECK, so a test's CHECKs would stop at the first failure without
+# Catch2's report and never count as assertions. tests/catch_main.cc checks it in every test TU
+# that includes tests/test_support.h (PC_CATCH_CHECK_IS_CATCHS).
+function(pc_links_torch target out)
+  set(found FALSE)
+  set(seen "")
+  set(todo ${target})
+  while(todo)
+    list(POP_FRONT todo t)
+    if(t STREQUAL "pc_torch_flags")
+      set(found TRUE)
+      break()
+    endif()
+    if(NOT TARGET ${t} OR t IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen ${t})
+    get_target_property(type ${t} TYPE)
+    if(type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(libs ${t} INTERFACE_LINK_LIBRARIES)
+    else()
+      get_target_property(libs ${t} LINK_LIBRARIES)
+    endif()
+    if(libs)
+      list(APPEND todo ${libs})
+    endif()
+  endwhile()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
 function(pc_add_test name)
   cmake_parse_arguments(ARG "TORCH" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/catch_main.cc)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} Catch2::Catch2 pc_test_support)
-  if(ARG_TORCH AND TARGET pc_pch)
+  set(torch ${ARG_TORCH})
+  if(NOT torch AND TARGET pc_pch)
+    pc_links_torch(${name} torch)
+  endif()
+  if(torch AND TARGET pc_pch)
     target_precompile_headers(${name} REUSE_FROM pc_pch)
   endif()
   # --warn NoTests: a registered name that matches no test case (a name CMake split at a ';', or

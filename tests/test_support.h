@@ -74,3 +74,27 @@ void ExitSkipped(const std::string& reason);
 #define PC_REQUIRE_REFENV()                                                                     \
   PC_SKIP_IF(::pc::test::RefPython().empty(), "the reference environment " << ::pc::test::RefEnv() \
                                                   << " is not set up (run tools/setup-reference.sh)")
+
+// Catch2's CHECK must be the one in force. LibTorch's headers bring glog's logging.h, whose
+// CHECK(cond) aborts the process on a failure; included after <catch2/catch.hpp> it replaces
+// Catch2's, and a test's CHECKs then neither report nor count. pc_add_test includes <ATen/ATen.h>
+// first (pc_pch) in every test that links LibTorch; this fails the build of a test that includes
+// this header after a LibTorch header came in after Catch2 anyway.
+#ifdef INTERNAL_CATCH_TEST
+#define PC_TEST_STRINGIFY2(...) #__VA_ARGS__
+#define PC_TEST_STRINGIFY(x) PC_TEST_STRINGIFY2(x)
+namespace pc::test {
+constexpr bool ExpansionNames(const char* text, const char* word) {
+  for (; *text; ++text) {
+    const char* a = text;
+    const char* b = word;
+    while (*a && *b && *a == *b) ++a, ++b;
+    if (!*b) return true;
+  }
+  return false;
+}
+}  // namespace pc::test
+static_assert(::pc::test::ExpansionNames(PC_TEST_STRINGIFY(CHECK(true)), "Catch::"),
+              "CHECK is not Catch2's (glog's, from a LibTorch header included after <catch2/catch.hpp>): "
+              "link the test's LibTorch library through pc_add_test's DEPS so that it reuses pc_pch");
+#endif

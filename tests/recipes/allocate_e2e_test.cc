@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "pipeline/sensitivity.h"
 #include "recipes/allocate.h"
+#include "store/file.h"
 #include "recipes/recipe_spec.h"
 #include "tests/test_support.h"
 
@@ -121,6 +123,44 @@ TEST_CASE("allocate e2e: sensitivity, allocate, compress on stories260K meet the
   auto bad = RunPerpcomp("allocate --sensitivity '" + sens + "' --budget bits=4 --predictor nope --out '" + dir + "/x.yaml'");
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Contains("valid predictors: perp, par, iso"));
+}
+
+TEST_CASE("sensitivity --kl: the reference's cached log-probabilities give the KL of recomputing them", "[recipes][shared]") {
+  PC_REQUIRE_SHARED();
+  const std::string dir = pc::test::TempDir("sens-kl-cache");
+  pc::pipeline::SensitivityOptions o;
+  o.model_dir = Stories();
+  o.candidates_file = WriteFile(dir + "/cands.yaml",
+                                "candidates:\n"
+                                "  - {name: w3, method: rtn, params: {bits: 3, group_size: 32}}\n"
+                                "  - {name: dense, method: none}\n");
+  o.calib.source = "self:4";
+  o.calib.samples = 4;
+  o.calib.seq_len = 64;
+  o.measure_windows = 2;
+  o.kl = true;
+  o.out = dir + "/cached.h5";
+  const pc::pipeline::SensitivityResult cached = pc::pipeline::RunSensitivity(o);
+  o.kl_cache_bytes = 0;  // recomputed for every row
+  o.out = dir + "/recomputed.h5";
+  const pc::pipeline::SensitivityResult recomputed = pc::pipeline::RunSensitivity(o);
+
+  const SensitivityTable a = ReadSensitivity(dir + "/cached.h5"), b = ReadSensitivity(dir + "/recomputed.h5");
+  REQUIRE(a.units.size() == b.units.size());
+  REQUIRE(a.units.size() == 5 * 7);  // 5 layers x 7 linears
+  int compressed = 0;
+  for (size_t u = 0; u < a.units.size(); ++u) {
+    CHECK(a.cells[u][0].kl > 0);
+    CHECK(a.cells[u][0].kl == b.cells[u][0].kl);  // the same terms in the same order
+    CHECK(a.cells[u][0].acc_perp == b.cells[u][0].acc_perp);
+    CHECK(a.cells[u][1].kl == 0);
+    ++compressed;
+  }
+  // E/N = 1/2 of a head forward per head pass: the cache runs one pass per row plus one.
+  CHECK(recomputed.head_forwards == Approx(2 * 0.5 * compressed));
+  CHECK(cached.head_forwards == Approx(0.5 * (compressed + 1)));
+  pc::store::File f = pc::store::File::OpenRead(dir + "/cached.h5", pc::store::kind::kSensitivity);
+  CHECK(f.root().GetAttr<double>("head_forwards") == Approx(cached.head_forwards));
 }
 
 TEST_CASE("allocate e2e: sensitivity refuses unknown methods and parameters with file:line", "[recipes][shared]") {
