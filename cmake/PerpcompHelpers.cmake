@@ -26,8 +26,8 @@ endfunction()
 # whose <ATen/ATen.h> then comes before the test's <catch2/catch.hpp>. The order matters: LibTorch's
 # headers bring glog's logging.h, whose CHECK(cond) aborts the process on failure; included after
 # Catch2 it replaces Catch2's CHECK, so a test's CHECKs would stop at the first failure without
-# Catch2's report and never count as assertions. tests/catch_main.cc checks it in every test TU
-# that includes tests/test_support.h (PC_CATCH_CHECK_IS_CATCHS).
+# Catch2's report and never count as assertions. tests/test_support.h fails the build of a test
+# source that includes it where glog's CHECK is in force.
 function(pc_links_torch target out)
   set(found FALSE)
   set(seen "")
