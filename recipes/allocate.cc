@@ -385,6 +385,37 @@ std::string LlamaCppType(int bits, bool zero_point) {
   PC_THROW("llama-quantize export: no llama.cpp type for ", bits, " bits (perpcomp quantizes with 2..8 bits)");
 }
 
+namespace {
+struct LlamaCppTypeInfo {
+  const char* name;
+  int64_t block;       // weights per block
+  double bits;         // bits per weight, the block's scales included
+  const char* fallback;  // llama.cpp's type when the row is not a multiple of `block` ("" : none)
+};
+// ggml's block layouts (ggml-common.h) and llama.cpp's fallbacks (src/llama-quant.cpp).
+constexpr LlamaCppTypeInfo kLlamaCppTypes[] = {
+    {"f16", 1, 16.0, ""},        {"q2_K", 256, 2.625, "q4_0"}, {"q3_K", 256, 3.4375, "q4_0"},
+    {"q4_0", 32, 4.5, ""},       {"q4_1", 32, 5.0, ""},        {"q5_0", 32, 5.5, ""},
+    {"q5_1", 32, 6.0, ""},       {"q6_K", 256, 6.5625, "q8_0"}, {"q8_0", 32, 8.5, ""},
+};
+const LlamaCppTypeInfo& LlamaCppInfo(const std::string& type) {
+  for (const auto& i : kLlamaCppTypes) {
+    if (type == i.name) return i;
+  }
+  PC_ASSERT(false, "no llama.cpp type info for ", type);
+  return kLlamaCppTypes[0];
+}
+}  // namespace
+
+std::string LlamaCppStoredType(const std::string& type, int64_t in_features) {
+  const LlamaCppTypeInfo& i = LlamaCppInfo(type);
+  if (in_features % i.block == 0) return type;
+  if (*i.fallback != '\0' && in_features % LlamaCppInfo(i.fallback).block == 0) return i.fallback;
+  return "f16";
+}
+
+double LlamaCppBitsPerWeight(const std::string& type) { return LlamaCppInfo(type).bits; }
+
 std::string ExportLlmCompressor(const SensitivityTable& t, const Allocation& a) {
   std::ostringstream os;
   os << "# llm-compressor recipe exported by perpcomp allocate (" << a.predictor << " under " << a.budget.Describe()
@@ -483,14 +514,17 @@ std::string ExportLlmCompressor(const SensitivityTable& t, const Allocation& a) 
   return os.str();
 }
 
-std::string ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a) {
+LlamaQuantizeExport ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a) {
   PC_CHECK(a.budget.kind == Budget::Kind::kBits, "llama-quantize export: only for a bits budget (llama.cpp has no "
            "per-tensor sparsity)");
   const ArchSpec& arch = ArchSpecFor(t.model_type);
   PC_CHECK(*arch.gguf_arch != '\0', "llama-quantize export: llama.cpp has no architecture for ", t.model_type);
+  LlamaQuantizeExport r;
   std::ostringstream os;
+  double bits_sum = 0, weights = 0;
   for (size_t u = 0; u < a.choice.size(); ++u) {
     const SensitivityCandidate& c = Cand(t, a.choice[u]);
+    const SensitivityUnit& unit = t.units[u];
     int bits = 0;
     bool zp = false;
     if (c.family != "dense") {
@@ -501,16 +535,37 @@ std::string ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a) 
       zp = p.value("zero_point", false);
     }
     const std::string type = LlamaCppType(bits, zp);
-    for (const std::string& m : t.units[u].members) {
+    r.checked = r.checked && unit.in_features.size() == unit.members.size();
+    for (size_t k = 0; k < unit.members.size(); ++k) {
+      const std::string& m = unit.members[k];
       std::string gguf;
       for (const auto& l : arch.linears) {
-        if (ExpandName(l.name.hf, t.units[u].layer) == m) gguf = ExpandName(l.name.gguf, t.units[u].layer);
+        if (ExpandName(l.name.hf, unit.layer) == m) gguf = ExpandName(l.name.gguf, unit.layer);
       }
       PC_CHECK(!gguf.empty(), "llama-quantize export: no GGUF name for '", m, "' in the ", t.model_type, " table");
-      os << "--tensor-type " << gguf << "=" << type << "\n";
+      std::string stored = type;
+      double n = 0;  // this linear's weights; the unit's share when the file lacks in_features
+      if (k < unit.in_features.size()) {
+        const int64_t in = unit.in_features[k];
+        stored = LlamaCppStoredType(type, in);
+        if (stored != type) {
+          r.fallbacks.push_back(Str(m, ": ", type, " needs rows that are a multiple of ", LlamaCppInfo(type).block,
+                                    ", it has ", in, " inputs; llama.cpp stores ", stored));
+        }
+        int64_t in_sum = 0;
+        for (int64_t f : unit.in_features) in_sum += f;
+        n = static_cast<double>(unit.params) * static_cast<double>(in) / static_cast<double>(in_sum);
+      } else {
+        n = static_cast<double>(unit.params) / static_cast<double>(unit.members.size());
+      }
+      bits_sum += n * LlamaCppBitsPerWeight(stored);
+      weights += n;
+      os << "--tensor-type " << gguf << "=" << stored << "\n";
     }
   }
-  return os.str();
+  r.args = os.str();
+  r.bits_per_weight = weights > 0 ? bits_sum / weights : 0;
+  return r;
 }
 
 }  // namespace pc::recipes

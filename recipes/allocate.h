@@ -92,9 +92,24 @@ std::string AllocationRecipeYaml(const SensitivityTable& t, const Allocation& a,
 // modifiers with one sparsity per group of linears (docs/ALLOCATION.md).
 std::string ExportLlmCompressor(const SensitivityTable& t, const Allocation& a);
 // llama-quantize arguments, one `--tensor-type blk.L.name=type` per line, GGUF names from the
-// architecture table (model/arch.cc), bits mapped to llama.cpp types (docs/ALLOCATION.md).
-std::string ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a);
+// architecture table (model/arch.cc), bits mapped to llama.cpp types (docs/ALLOCATION.md), each
+// type the one llama-quantize will store for that linear (LlamaCppStoredType).
+struct LlamaQuantizeExport {
+  std::string args;
+  // "model.layers.0.self_attn.q_proj: q3_K needs rows that are a multiple of 256, it has 576 inputs; llama.cpp stores q4_0"
+  std::vector<std::string> fallbacks;
+  bool checked = true;           // false: the sensitivity file has no in_features column (types not checked)
+  double bits_per_weight = 0;    // of the plan's linears as llama.cpp stores them (block scales included)
+};
+LlamaQuantizeExport ExportLlamaQuantize(const SensitivityTable& t, const Allocation& a);
 // The llama.cpp type for a setting of `bits` (0: dense) with or without a zero point.
 std::string LlamaCppType(int bits, bool zero_point);
+// What llama-quantize stores for `type` on a linear of `in_features` inputs: a block type needs
+// rows that are a multiple of its block (256 for the K types, 32 for q4_0..q8_0); otherwise
+// llama.cpp falls back (src/llama-quant.cpp tensor_type_fallback): q2_K, q3_K -> q4_0, q6_K -> q8_0,
+// and f16 where the fallback does not divide the row either.
+std::string LlamaCppStoredType(const std::string& type, int64_t in_features);
+// Bits per weight of a llama.cpp type (f16 16, q3_K 3.4375, q4_0 4.5, q4_1 5, q8_0 8.5, ...).
+double LlamaCppBitsPerWeight(const std::string& type);
 
 }  // namespace pc::recipes

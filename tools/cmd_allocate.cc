@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/strings.h"
 #include "recipes/allocate.h"
 #include "recipes/param_value.h"
@@ -63,7 +64,11 @@ int RunAllocate(const std::vector<std::string>& args) {
   recipes::ParseRecipeText(yaml, out);  // what compress will read: refuse to write a recipe it would not
   std::vector<std::pair<std::string, std::string>> files = {{out, yaml}};
   if (!llmc.empty()) files.emplace_back(llmc, recipes::ExportLlmCompressor(t, a));
-  if (!llamaq.empty()) files.emplace_back(llamaq, recipes::ExportLlamaQuantize(t, a));
+  recipes::LlamaQuantizeExport lq;
+  if (!llamaq.empty()) {
+    lq = recipes::ExportLlamaQuantize(t, a);
+    files.emplace_back(llamaq, lq.args);
+  }
   for (const auto& [path, text] : files) {
     fs::CheckOutputPath(path, overwrite, path == out ? "--out" : "--llm-compressor/--llama-quantize", fs::OutputKind::kFile);
     fs::CheckNotAnInput(path, "--out", {{"--sensitivity", sens}});
@@ -80,6 +85,19 @@ int RunAllocate(const std::vector<std::string>& args) {
               budget.kind == recipes::Budget::Kind::kBits ? "bits" : "sparsity", a.average);
   for (const auto& [c, n] : params_by) {
     std::printf("  %-16s %6.2f%% of the weights\n", c.c_str(), 100.0 * static_cast<double>(n) / static_cast<double>(total));
+  }
+  if (!llamaq.empty()) {
+    if (!lq.checked) {
+      log::Warn("allocate", sens, " has no in_features column (an older sensitivity file): the llama.cpp types are "
+                "not checked against llama.cpp's block sizes");
+    }
+    for (const std::string& f : lq.fallbacks) log::Warn("allocate", "llama-quantize: ", f);
+    if (!lq.fallbacks.empty()) {
+      log::Warn("allocate", lq.fallbacks.size(), " linear(s) get a wider llama.cpp type than the plan's bits (written "
+                "so in ", llamaq, ")");
+    }
+    std::printf("llama.cpp: %.4f bits per weight of these linears as llama-quantize stores them (block scales "
+                "included)\n", lq.bits_per_weight);
   }
   for (const auto& [path, text] : files) std::printf("wrote %s\n", path.c_str());
   return 0;

@@ -204,9 +204,35 @@ TEST_CASE("allocate: llm-compressor and llama-quantize exports", "[recipes][allo
   Allocation a = Uniform(t, ParseBudget("bits=5"), "perp", 1);
   a.choice[0] = 2;  // layer 0 q_proj on 8 bits
   a.choice[13] = 3; // layer 1 down_proj left dense
-  const std::string lq = ExportLlamaQuantize(t, a);
-  CHECK_THAT(lq, Contains("--tensor-type blk.0.attn_q=q8_0\n") && Contains("--tensor-type blk.0.attn_k=q4_1\n") &&
-                     Contains("--tensor-type blk.1.ffn_down=f16\n") && Contains("blk.1.ffn_gate=q4_1"));
+  const LlamaQuantizeExport lq = ExportLlamaQuantize(t, a);
+  CHECK_THAT(lq.args, Contains("--tensor-type blk.0.attn_q=q8_0\n") && Contains("--tensor-type blk.0.attn_k=q4_1\n") &&
+                          Contains("--tensor-type blk.1.ffn_down=f16\n") && Contains("blk.1.ffn_gate=q4_1"));
+  CHECK(lq.checked);
+  CHECK(lq.fallbacks.empty());
+  // Of 106496 weights, layer 0's q_proj (4096) at q8_0, layer 1's down_proj (12288) at f16, the rest at q4_1.
+  CHECK(lq.bits_per_weight == Approx((4096 * 8.5 + 12288 * 16.0 + 90112 * 5.0) / 106496));
+
+  // q3_K and q6_K need rows of 256: on 64 inputs llama.cpp stores q4_0 and q8_0, and the export says so.
+  Allocation low = a;
+  low.choice[1] = 0;  // layer 0 k_proj on 3 bits
+  const LlamaQuantizeExport lq3 = ExportLlamaQuantize(t, low);
+  CHECK_THAT(lq3.args, Contains("--tensor-type blk.0.attn_k=q4_0\n"));
+  REQUIRE(lq3.fallbacks.size() == 1);
+  CHECK(lq3.fallbacks[0] == "model.layers.0.self_attn.k_proj: q3_K needs rows that are a multiple of 256, it has 64 "
+                            "inputs; llama.cpp stores q4_0");
+  CHECK(LlamaCppStoredType("q3_K", 1536) == "q3_K");
+  CHECK(LlamaCppStoredType("q3_K", 576) == "q4_0");
+  CHECK(LlamaCppStoredType("q2_K", 576) == "q4_0");
+  CHECK(LlamaCppStoredType("q6_K", 576) == "q8_0");
+  CHECK(LlamaCppStoredType("q4_1", 48) == "f16");  // no 32-block either
+  CHECK(LlamaCppStoredType("q3_K", 80) == "f16");   // the q4_0 fallback does not divide 80 either
+  CHECK(LlamaCppBitsPerWeight("q3_K") == 3.4375);
+  CHECK(LlamaCppBitsPerWeight("q4_1") == 5.0);
+  SensitivityTable old = t;  // a sensitivity file without the in_features column
+  for (auto& u : old.units) u.in_features.clear();
+  const LlamaQuantizeExport unchecked = ExportLlamaQuantize(old, low);
+  CHECK_FALSE(unchecked.checked);
+  CHECK_THAT(unchecked.args, Contains("--tensor-type blk.0.attn_k=q3_K\n"));
   const std::string lc = ExportLlmCompressor(t, a);
   CHECK_THAT(lc, Contains("QuantizationModifier:") && Contains("config_groups:") &&
                      Contains("'re:^model\\.layers\\.0\\.self_attn\\.q_proj$'") &&
