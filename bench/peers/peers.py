@@ -20,7 +20,11 @@ Methods (perpcomp recipe / llm-compressor recipe):
                (llm-compressor's AWQ form) / AWQModifier (duo_scaling True) + QuantizationModifier
   awq-llmawq   awq with perpcomp's defaults (llm-awq: x_mean^a scales, clipping search, original
                outputs fed forward) / the same llm-compressor run as `awq`
-  gptq         gptq (act_order false) / GPTQModifier (actorder None)
+  gptq         gptq (act_order false; perpcomp's default dynamic groups: a group's range from its
+               weights when the walk reaches it, as IST-DASLab's GPTQ) / GPTQModifier (actorder None)
+  gptq-static  gptq with static_groups true (every group's range from the weights before the walk,
+               llm-compressor's rule: its observer's scales are computed before GPTQ runs) / the same
+               llm-compressor run as `gptq`
   wanda-50, wanda-2of4, sparsegpt-50, sparsegpt-2of4
                / WandaPruningModifier, SparseGPTModifier (sparsity 0.5, mask "0:0" or "2:4")
 Quantization is 4-bit asymmetric integer, group --group along the input (-1: per output channel).
@@ -37,8 +41,10 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-QUANT = {"rtn", "awq", "awq-llmawq", "gptq"}
-METHODS = ["rtn", "awq", "awq-llmawq", "gptq", "wanda-50", "wanda-2of4", "sparsegpt-50", "sparsegpt-2of4"]
+QUANT = {"rtn", "awq", "awq-llmawq", "gptq", "gptq-static"}
+METHODS = ["rtn", "awq", "awq-llmawq", "gptq", "gptq-static", "wanda-50", "wanda-2of4", "sparsegpt-50", "sparsegpt-2of4"]
+# The llm-compressor run a method's row is compared with (variants of one perpcomp method share it).
+LLMC_RUN = {"awq-llmawq": "awq", "gptq-static": "gptq"}
 # Where the two algorithms differ on purpose (docs/AWQ.md, docs/PRUNING.md): printed beside the number.
 NOTES = {
     "rtn": "same algorithm (min-max round to nearest)",
@@ -46,7 +52,9 @@ NOTES = {
            "search, original outputs fed forward",
     "awq-llmawq": "perpcomp's defaults differ on purpose (docs/AWQ.md): llm-awq's x_mean^a scales and clipping "
                   "search, original outputs fed forward",
-    "gptq": "same algorithm, no act-order on both",
+    "gptq": "no act-order on both; perpcomp's default dynamic groups (a group's range from its weights as the "
+            "walk reaches it, IST-DASLab) against llm-compressor's static ones (from the original weights)",
+    "gptq-static": "perpcomp with static_groups: true (llm-compressor's rule); the same llm-compressor run as gptq",
     "wanda-50": "same algorithm",
     "wanda-2of4": "same algorithm",
     "sparsegpt-50": "same algorithm",
@@ -66,8 +74,9 @@ def perpcomp_recipe(method, group):
                 "  duo_scaling: true\n  grid: llm-compressor\n  clip: false\n")
     if method == "awq-llmawq":
         return "name: peers-awq-llmawq\nmethod: awq\nparams:\n" + q
-    if method == "gptq":
-        return "name: peers-gptq\nmethod: gptq\nparams:\n" + q + "  act_order: false\n"
+    if method in ("gptq", "gptq-static"):
+        static = "  static_groups: true\n" if method == "gptq-static" else ""
+        return f"name: peers-{method}\nmethod: gptq\nparams:\n" + q + "  act_order: false\n" + static
     name, pattern = method.split("-")
     pat = "unstructured" if pattern == "50" else "2:4"
     return f"name: peers-{method}\nmethod: {name}\nparams:\n  sparsity: 0.5\n  pattern: \"{pat}\"\n"
@@ -201,6 +210,28 @@ def evaluate(a, folder, log):
     return json.loads(out)
 
 
+def weights_equal(a_dir, b_dir):
+    """The fraction of the block linears' weights (2-D tensors under '.layers.') that are equal,
+    element for element, in the two folders' model.safetensors."""
+    import torch
+    from safetensors import safe_open
+
+    equal = total = 0
+    with safe_open(os.path.join(a_dir, "model.safetensors"), "pt") as fa, \
+            safe_open(os.path.join(b_dir, "model.safetensors"), "pt") as fb:
+        names = [n for n in fa.keys() if ".layers." in n and n.endswith(".weight")]
+        for n in names:
+            x = fa.get_tensor(n)
+            if x.dim() != 2:
+                continue
+            if n not in fb.keys():
+                sys.exit(f"{b_dir}/model.safetensors has no {n}")
+            y = fb.get_tensor(n)
+            equal += int((x.float() == y.float()).sum())
+            total += x.numel()
+    return equal / total if total else float("nan")
+
+
 def pick(ev, *keys):
     """The first of keys found anywhere in the eval JSON (top level or one level down)."""
     for k in keys:
@@ -235,7 +266,7 @@ def cmd_run(a):
         if m not in METHODS:
             sys.exit(f"unknown method {m} (known: {', '.join(METHODS)})")
     results = []
-    llmc_cache = {}  # awq and awq-llmawq share llm-compressor's run when their ids are equal
+    llmc_cache = {}  # variants (LLMC_RUN) share llm-compressor's run when their ids are equal
     for m in methods:
         d = os.path.join(a.work, m)
         os.makedirs(d, exist_ok=True)
@@ -255,7 +286,8 @@ def cmd_run(a):
                "--overwrite"]
         print(f"[{m}] perpcomp compress", flush=True)
         _, pc_wall, pc_rss = timed(cmd, os.path.join(d, "perpcomp.log"))
-        key = (open(ids).read(), "awq" if m.startswith("awq") else m)
+        lm = LLMC_RUN.get(m, m)
+        key = (open(ids).read(), lm)
         if key in llmc_cache:
             lc_out, lc_wall, lc_rss, lc_seconds = llmc_cache[key]
         else:
@@ -263,7 +295,7 @@ def cmd_run(a):
             shutil.rmtree(lc_out, ignore_errors=True)
             print(f"[{m}] llm-compressor oneshot", flush=True)
             out, lc_wall, lc_rss = timed([sys.executable, os.path.abspath(__file__), "llmc", "--model", a.model,
-                                          "--ids", ids, "--method", m, "--group", str(a.group), "--out", lc_out],
+                                          "--ids", ids, "--method", lm, "--group", str(a.group), "--out", lc_out],
                                          os.path.join(d, "llmcompressor.log"))
             lc_seconds = json.loads(out.strip().splitlines()[-1])["seconds"]
             llmc_cache[key] = (lc_out, lc_wall, lc_rss, lc_seconds)
@@ -280,6 +312,7 @@ def cmd_run(a):
             "llmcompressor": {"delta_nll": pick(ev_lc, "delta_nll"), "kl": pick(ev_lc, "kl_mean", "kl"),
                               "compress_s": lc_seconds, "process_s": lc_wall, "peak_rss_mib": lc_rss},
             "ref_mean_nll": pick(ev_pc, "reference_mean_nll"), "eval_tokens": pick(ev_pc, "tokens"),
+            "weights_equal": weights_equal(pc_out, lc_out),
         }
         results.append(row)
         with open(done, "w") as f:
@@ -306,8 +339,8 @@ def format_table(a, results):
         "",
         "| method | ΔNLL perpcomp | ΔNLL llm-compressor | ratio | KL perpcomp | KL llm-compressor | KL ratio | "
         "time perpcomp (compress / process) | time llm-compressor (oneshot / process) | peak RSS perpcomp | "
-        "peak RSS llm-compressor | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "peak RSS llm-compressor | block linears' weights equal | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         p, l = r["perpcomp"], r["llmcompressor"]
@@ -315,7 +348,8 @@ def format_table(a, results):
         lines.append(
             f"| {r['method']} | {p['delta_nll']:.5f} | {l['delta_nll']:.5f} | {ratio:.3f} | {p['kl']:.5f} | "
             f"{l['kl']:.5f} | {p['kl'] / l['kl']:.3f} | {p['compress_s']:.1f} s / {p['process_s']:.1f} s | {l['compress_s']:.1f} s / "
-            f"{l['process_s']:.1f} s | {p['peak_rss_mib']:.0f} MiB | {l['peak_rss_mib']:.0f} MiB | {r['note']} |")
+            f"{l['process_s']:.1f} s | {p['peak_rss_mib']:.0f} MiB | {l['peak_rss_mib']:.0f} MiB | "
+            f"{100 * r.get('weights_equal', float('nan')):.2f} % | {r['note']} |")
     lines.append("")
     lines.append("ratio, KL ratio: perpcomp's figure / llm-compressor's (≤ 1.10 is the target).")
     return "\n".join(lines) + "\n"
