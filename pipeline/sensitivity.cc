@@ -201,6 +201,12 @@ struct ReferenceLogProbs {
   std::vector<at::Tensor> batches;
 };
 
+// (n, L, V) float32 next-token log-probabilities of final states h[s, s + n).
+at::Tensor HeadLogProbs(Model& model, const at::Tensor& h, int64_t s, int64_t n) {
+  ForwardContext c = model.MakeContext(h.size(1));
+  return at::log_softmax(model.Head(h.narrow(0, s, n), c).to(at::kFloat), -1);
+}
+
 ReferenceLogProbs CacheReferenceLogProbs(Model& model, const at::Tensor& h_ref, int64_t batch, double cache_bytes,
                                          double* head_forwards, double e_frac) {
   ReferenceLogProbs r;
@@ -211,11 +217,7 @@ ReferenceLogProbs CacheReferenceLogProbs(Model& model, const at::Tensor& h_ref, 
               HumanBytes(cache_bytes), "; they are recomputed for every row");
     return r;
   }
-  for (int64_t s = 0; s < E; s += batch) {
-    const int64_t n = std::min(batch, E - s);
-    ForwardContext c = model.MakeContext(L);
-    r.batches.push_back(at::log_softmax(model.Head(h_ref.narrow(0, s, n), c).to(at::kFloat), -1));  // (n, L, V)
-  }
+  for (int64_t s = 0; s < E; s += batch) r.batches.push_back(HeadLogProbs(model, h_ref, s, std::min(batch, E - s)));
   *head_forwards += e_frac;
   return r;
 }
@@ -228,15 +230,9 @@ double SumKl(Model& model, const at::Tensor& h_ref, const ReferenceLogProbs& cac
   double kl = 0;
   for (int64_t s = 0, k = 0; s < E; s += batch, ++k) {
     const int64_t n = std::min(batch, E - s);
-    at::Tensor lp_ref;  // (n, L, V)
-    if (!cached.batches.empty()) {
-      lp_ref = cached.batches[static_cast<size_t>(k)];
-    } else {
-      ForwardContext c = model.MakeContext(L);
-      lp_ref = at::log_softmax(model.Head(h_ref.narrow(0, s, n), c).to(at::kFloat), -1);
-    }
-    ForwardContext c = model.MakeContext(L);
-    const at::Tensor lp = at::log_softmax(model.Head(h.narrow(0, s, n), c).to(at::kFloat), -1);  // (n, L, V)
+    const at::Tensor lp_ref =  // (n, L, V)
+        cached.batches.empty() ? HeadLogProbs(model, h_ref, s, n) : cached.batches[static_cast<size_t>(k)];
+    const at::Tensor lp = HeadLogProbs(model, h, s, n);  // (n, L, V)
     kl += (lp_ref.exp() * (lp_ref - lp)).sum().item<double>();
     *tokens += n * L;
   }

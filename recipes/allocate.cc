@@ -544,7 +544,6 @@ LlamaQuantizeExport ExportLlamaQuantize(const SensitivityTable& t, const Allocat
       }
       PC_CHECK(!gguf.empty(), "llama-quantize export: no GGUF name for '", m, "' in the ", t.model_type, " table");
       std::string stored = type;
-      double n = 0;  // this linear's weights; the unit's share when the file lacks in_features
       if (k < unit.in_features.size()) {
         const int64_t in = unit.in_features[k];
         stored = LlamaCppStoredType(type, in);
@@ -552,12 +551,10 @@ LlamaQuantizeExport ExportLlamaQuantize(const SensitivityTable& t, const Allocat
           r.fallbacks.push_back(Str(m, ": ", type, " needs rows that are a multiple of ", LlamaCppInfo(type).block,
                                     ", it has ", in, " inputs; llama.cpp stores ", stored));
         }
-        int64_t in_sum = 0;
-        for (int64_t f : unit.in_features) in_sum += f;
-        n = static_cast<double>(unit.params) * static_cast<double>(in) / static_cast<double>(in_sum);
-      } else {
-        n = static_cast<double>(unit.params) / static_cast<double>(unit.members.size());
       }
+      // The file holds a unit's weights, not each member's: an equal share per member, exact
+      // whenever the members store one type (they do when they share their inputs, as groups do).
+      const double n = static_cast<double>(unit.params) / static_cast<double>(unit.members.size());
       bits_sum += n * LlamaCppBitsPerWeight(stored);
       weights += n;
       os << "--tensor-type " << gguf << "=" << stored << "\n";
