@@ -115,7 +115,8 @@ nlohmann::json DownstreamJson(const DownstreamSummary& d) {
           {"dp_p25", d.dp_p25},           {"dp_p50", d.dp_p50},
           {"dp_p75", d.dp_p75},           {"dp_p90", d.dp_p90},
           {"dp_p95", d.dp_p95},           {"dp_p99", d.dp_p99},
-          {"dp_max", d.dp_max}};
+          {"dp_max", d.dp_max},           {"window_delta_nll", d.window_delta_nll},
+          {"window_kl", d.window_kl}};
 }
 
 void DownstreamAccumulator::Add(const TokenLogitStats& s) {
@@ -156,6 +157,8 @@ DownstreamSummary DownstreamAccumulator::Finish() const {
   d.windows = static_cast<int64_t>(window_dnll_.size());
   d.delta_nll_se = StandardError(window_dnll_);
   d.kl_mean_se = StandardError(window_kl_);
+  d.window_delta_nll = window_dnll_;
+  d.window_kl = window_kl_;
   d.ref_ppl = std::exp(d.ref_mean_nll);
   d.ppl = std::exp(d.mean_nll);
   d.kl_mean = sum_kl_ / n;

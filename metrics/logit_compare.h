@@ -49,6 +49,9 @@ struct DownstreamSummary {
   // NaN with fewer than 2 windows.
   int64_t windows = 0;
   double delta_nll_se = 0, kl_mean_se = 0;
+  // (windows) the per-window means of ΔNLL and KL, in window order: two models evaluated on the
+  // same windows are compared window by window (a paired difference) from these.
+  std::vector<double> window_delta_nll, window_kl;
   double ref_ppl = 0, ppl = 0;
   double ppl_ratio = 0;                   // ppl / ref_ppl
   double kl_mean = 0, kl_p50 = 0, kl_p90 = 0, kl_p99 = 0, kl_max = 0;
@@ -61,7 +64,8 @@ struct DownstreamSummary {
 };
 
 // The summary under the JSON keys of `eval --reference` (docs/METRICS.md "Downstream"):
-// reference_ppl, reference_mean_nll, delta_nll, kl_mean, kl_p50, ..., top1_agreement, dp_*.
+// reference_ppl, reference_mean_nll, delta_nll, kl_mean, kl_p50, ..., top1_agreement, dp_*, and the
+// per-window arrays window_delta_nll and window_kl.
 nlohmann::json DownstreamJson(const DownstreamSummary& d);
 
 // Streams batches of TokenLogitStats (each row one window, all of the same length); keeps per-token

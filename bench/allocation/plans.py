@@ -7,8 +7,10 @@ and `perpcomp eval --reference` of the result against the original on held-out t
 plans (same recipe text but for its name) are compressed and evaluated once. Every step's output is
 kept in --work and a finished step is not run again, so a stopped run resumes. Prints a markdown
 table (and writes it to --table): per predictor the average stored bits (or sparsity), held-out
-ΔNLL mean over seeds with [min, max] and the mean standard error over windows, KL mean, and how
-many distinct plans the seeds gave. Every plan is compressed on the same calibration (seed 0,
+ΔNLL mean over seeds with [min, max] and the mean standard error over windows, KL mean, how
+many distinct plans the seeds gave, and the paired difference from the --paired plan: every plan is
+evaluated on the same windows, so per window the plan's ΔNLL (averaged over seeds) minus the
+--paired plan's, with its mean and standard error over windows (`eval --json`'s window_delta_nll). Every plan is compressed on the same calibration (seed 0,
 --compress-samples windows), so the spread over seeds is the plans' own.
 
 Standard library only (runs with /usr/bin/python3 or the reference environment).
@@ -46,6 +48,24 @@ def plan_key(recipe_path):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def window_means(rs):
+    """Per-window ΔNLL averaged over a plan's seeds (None without window_delta_nll)."""
+    ws = [r[3].get("window_delta_nll") for r in rs]
+    if not ws or any(w is None for w in ws) or len({len(w) for w in ws}) != 1:
+        return None
+    return [sum(col) / len(ws) for col in zip(*ws)]
+
+
+def paired_difference(w, base):
+    """Mean ± standard error over windows of w − base ("—" where either is missing)."""
+    if w is None or base is None or len(w) != len(base) or len(w) < 2:
+        return "—"
+    d = [x - y for x, y in zip(w, base)]
+    m = sum(d) / len(d)
+    se = (sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)) ** 0.5
+    return f"{m:+.4f} ± {se:.4f}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--perpcomp", required=True)
@@ -67,6 +87,8 @@ def main():
     ap.add_argument("--seq-len", type=int, default=512)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--paired", default="",
+                    help="the plan the others are paired against (default: the first predictor)")
     ap.add_argument("--table", default="")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: the table of the steps already finished in --work")
@@ -135,8 +157,11 @@ def main():
         results.setdefault(label, []).append((seed, key, float(m.group(2)), j))
 
     unit = "bits" if budget_kind == "bits" else "sparsity"
-    lines = [f"| plan | average {unit} | ΔNLL mean | [min, max] over seeds | SE (windows) | KL mean | distinct plans |",
-             "|---|---:|---:|---|---:|---:|---:|"]
+    paired = a.paired or predictors[0]
+    base = window_means(results.get(paired, []))
+    lines = [f"| plan | average {unit} | ΔNLL mean | [min, max] over seeds | SE (windows) | KL mean | distinct plans "
+             f"| − {paired} (paired, ± SE) |",
+             "|---|---:|---:|---|---:|---:|---:|---:|"]
     order = sorted(results, key=lambda k: sum(r[3]["delta_nll"] for r in results[k]) / len(results[k]))
     for label in order:
         rs = results[label]
@@ -147,7 +172,7 @@ def main():
         span = f"[{min(d):+.4f}, {max(d):+.4f}]" if len(rs) > 1 else "—"
         lines.append(f"| {label} | {sum(avg) / len(avg):.4f} | {sum(d) / len(d):+.4f} | {span} | "
                      f"{(sum(se) / len(se)) if se else float('nan'):.4f} | {sum(kl) / len(kl):.4f} | "
-                     f"{len(set(r[1] for r in rs))} of {len(rs)} |")
+                     f"{len(set(r[1] for r in rs))} of {len(rs)} | {paired_difference(window_means(rs), base)} |")
     table = "\n".join(lines)
     ref = next(iter(results.values()))[0][3]
     footer = (f"\nreference NLL {ref['mean_nll'] - ref['delta_nll']:.4f} on {a.eval_windows} windows of "

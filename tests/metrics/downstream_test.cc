@@ -88,6 +88,13 @@ TEST_CASE("downstream: standard errors of delta NLL and KL over windows", "[metr
   CHECK(d.delta_nll == Approx(4.0 / 3));
   CHECK(d.delta_nll_se == Approx(2.0 / 3).epsilon(1e-12));
   CHECK(d.kl_mean_se == Approx(1.0 / 15).epsilon(1e-12));
+  // The per-window means behind them, in window order, also under the JSON keys.
+  CHECK(d.window_delta_nll == std::vector<double>{2, 2, 0});
+  REQUIRE(d.window_kl.size() == 3);
+  CHECK(d.window_kl[0] == Approx(0.2));
+  CHECK(d.window_kl[2] == 0);
+  CHECK(pc::DownstreamJson(d)["window_delta_nll"].get<std::vector<double>>() == d.window_delta_nll);
+  CHECK(pc::DownstreamJson(d)["window_kl"].size() == 3);
   // The same windows in two batches: the same errors.
   pc::DownstreamAccumulator split;
   for (int64_t b : {0, 1}) {
@@ -101,6 +108,7 @@ TEST_CASE("downstream: standard errors of delta NLL and KL over windows", "[metr
     split.Add(part);
   }
   CHECK(split.Finish().delta_nll_se == Approx(2.0 / 3).epsilon(1e-12));
+  CHECK(split.Finish().window_delta_nll == d.window_delta_nll);
   pc::DownstreamAccumulator one;
   pc::TokenLogitStats first;
   first.nll_ref = s.nll_ref.narrow(0, 0, 1);
