@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "core/cpu_allocator.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -490,6 +491,9 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
       next = RunBlockBatched(model, layer, x, mb, nullptr, x);
     }
     if (!y_orig.defined()) CheckFiniteActivations(next, block, layer);
+    // The block's freed buffers were reused inside it (core/cpu_allocator.h); what stays cached
+    // goes back before the block is written, whose buffers are not tensors.
+    ReleaseCachedCpuBuffers();
     if (options.on_block_done) options.on_block_done(layer);
     if (model.HasCheckpoint()) model.UnloadBlock(layer);
     x = next;

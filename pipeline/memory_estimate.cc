@@ -6,6 +6,7 @@
 #include <sstream>
 #include <map>
 
+#include "core/cpu_allocator.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
@@ -23,8 +24,9 @@ constexpr double kF32 = 4, kF64 = 8, kI64 = 8;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Coefficients of the model (docs/PERFORMANCE.md "Memory estimate"; bench/compress/memory_bench.cc).
-constexpr double kOverhead = 250 * kMiB;        // process: code, LibTorch, allocator arenas, threads
-                                                // (measured ~40 MiB own + ~115 MiB library pages)
+// process: code, LibTorch, allocator arenas, threads (measured ~40 MiB own + ~115 MiB library
+// pages), and the freed tensors LibTorch's allocator may keep for reuse (core/cpu_allocator.h)
+constexpr double kOverhead = 250 * kMiB + static_cast<double>(kCpuBufferCacheBytes);
 constexpr double kMicroBatchLive = 3;           // live intermediates of the widest kind per micro-batch
 constexpr double kGramWork = 5;                 // the largest Gram matrix again: float32 product,
                                                 // float64 copy, Cholesky / inverse working copies

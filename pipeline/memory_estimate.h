@@ -49,7 +49,8 @@ struct MemoryEstimate {
 // Bytes per weight element on disk from config.json's torch_dtype: 2 for bfloat16/float16,
 // else (float32, absent) 4.
 int DiskWeightBytes(const ModelConfig& config);
-// The fixed overhead of a perpcomp process (code, LibTorch, allocator arenas, threads).
+// The fixed overhead of a perpcomp process (code, LibTorch, allocator arenas, threads, and the
+// cache of freed tensors, core/cpu_allocator.h).
 double ProcessOverheadBytes();
 
 struct CompressMemoryOptions {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/cpu_allocator.h"
 #include "core/heap.h"
 #include "core/current_work.h"
 #include "core/threads.h"
@@ -34,6 +35,7 @@ std::string Stage() {
 
 int main(int argc, char** argv) {
   pc::SetMmapThreshold(pc::kMmapThreshold);  // a fixed threshold (core/heap.h)
+  pc::InstallCachingCpuAllocator();           // freed large tensors are reused (core/cpu_allocator.h)
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     PrintUsage(argc < 2 ? stderr : stdout);
