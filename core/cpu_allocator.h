@@ -3,7 +3,7 @@
 // Block-by-block work allocates tensors of the same few sizes again and again (every matmul and
 // element-wise op writes a fresh output). From glibc, a buffer of 1 MiB or more (compress's mmap
 // threshold, core/heap.h) is a fresh mapping, and its first touch costs the kernel a page fault
-// per 4 KiB page: GPTQ on SmolLM2-135M took 32 M minor faults and 52 s of system time beside 239 s
+// per 4 KiB page: GPTQ on SmolLM2-135M took 30.7 M minor faults and 66 s of system time beside 154 s
 // of user time (docs/PERFORMANCE.md "Page faults and the buffer cache"). This allocator keeps up to
 // kCpuBufferCacheBytes of freed buffers of kCachedMinBytes or more and hands one out again to a
 // request of its size (or up to an eighth smaller), so its pages stay mapped. When a freed buffer
