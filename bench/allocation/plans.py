@@ -10,7 +10,8 @@ table (and writes it to --table): per predictor the average stored bits (or spar
 ΔNLL mean over seeds with [min, max] and the mean standard error over windows, KL mean, how
 many distinct plans the seeds gave, and the paired difference from the --paired plan: every plan is
 evaluated on the same windows, so per window the plan's ΔNLL (averaged over seeds) minus the
---paired plan's, with its mean and standard error over windows (`eval --json`'s window_delta_nll). Every plan is compressed on the same calibration (seed 0,
+--paired plan's, with its mean and standard error over windows (`eval --json`'s
+window_delta_nll). Every plan is compressed on the same calibration (seed 0,
 --compress-samples windows), so the spread over seeds is the plans' own.
 
 Standard library only (runs with /usr/bin/python3 or the reference environment).
