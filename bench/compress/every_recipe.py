@@ -36,6 +36,13 @@ def recipe_name(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def write_json(path, obj):
+    """Writes obj to path through a temporary file, so a run cut off never leaves half a result."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def measure_and_eval(a, compressed, stem):
     """measure and eval --reference of one folder against --model; returns the result dict."""
     mh5 = os.path.join(a.work, stem + ".measure.h5")
@@ -71,9 +78,7 @@ def run_one(a, recipe):
          "--overwrite"], os.path.join(a.work, name + ".compress.log"))
     r = {"recipe": name, "file": os.path.relpath(recipe), "compress": {"seconds": c_wall, "rss_mib": c_rss}}
     r.update(measure_and_eval(a, folder, name))
-    with open(result_file + ".tmp", "w") as f:
-        json.dump(r, f, indent=1)
-    os.replace(result_file + ".tmp", result_file)
+    write_json(result_file, r)
     return r
 
 
@@ -118,8 +123,7 @@ def main():
     else:
         original = {"recipe": "original (fills the caches)"}
         original.update(measure_and_eval(a, a.model, "original"))
-        with open(ref_file, "w") as f:
-            json.dump(original, f, indent=1)
+        write_json(ref_file, original)
     for k, recipe in enumerate(a.recipes):
         print(f"every_recipe.py: [{k + 1}/{len(a.recipes)}] {recipe}", file=sys.stderr, flush=True)
         results.append(run_one(a, recipe))
