@@ -113,7 +113,9 @@ ExportPlan Resolve(const Model& model, const Plan& plan) {
       continue;
     }
     const Method& m = *plan.methods[e.method];
-    if (plan.infos[e.method]->family != "quantization" || !m.params().Has("bits")) {
+    // Quantizers, and joint pruning + quantization (SparseGPT with bits): its pruned weights are
+    // code z, on the grid like any other value. Pruning alone (bits absent or 0) has no grid.
+    if (!m.params().Has("bits") || m.params().Int("bits") == 0) {
       not_quantizer.push_back(e.name + " (" + m.name() + ")");
       continue;
     }

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "compress/method.h"
@@ -14,6 +15,7 @@
 #include "core/tensor_util.h"
 #include "model/arch.h"
 #include "model/model.h"
+#include "model/safetensors.h"
 #include "tests/oracle/oracle_util.h"
 #include "tests/test_support.h"
 
@@ -134,4 +136,90 @@ TEST_CASE("transformers loads a folder whose output head is quantized by rtn and
     CHECK_FALSE(model->lm_head().weight.equal(original->lm_head().weight));
     CHECK(pc::MaxRelDiff(model->Forward(tokens), ref.logits) < kMaxRelLogitDiff);
   }
+}
+
+// `--format awq-gemm` in a real AWQ consumer: compressed-tensors' AutoAWQConverter (the converter
+// llm-compressor's project ships for AutoAWQ checkpoints) turns the folder into a pack-quantized
+// compressed-tensors folder, which transformers loads and runs on CPU (hf_oracle.py
+// awq-consumer). Every registered method that quantizes (a `bits` parameter; 4 bits, group 16)
+// on every architecture whose linears are nn.Linear (GPT-2's Conv1D is in neither AutoAWQ's GEMM
+// modules nor compressed-tensors' targets: docs/AWQ.md), and AWQ once more with float16 scales.
+// The consumer's logits equal perpcomp's forward of the fake-quantized folder within the float16
+// rounding of the stored scales and biases; with `scale_dtype: f16` the dequantized weights are
+// perpcomp's bit for bit, so only the biases' rounding remains. compressed-tensors has no
+// ScaledActivation: where AWQ scaled an activation (gpt_neox's `…mlp.act.scales`), transformers
+// reports exactly those tensors as unexpected and computes another function, so there the test
+// checks that report and compares nothing.
+TEST_CASE("compressed-tensors' AutoAWQ converter and transformers run every awq-gemm folder", "[oracle][compress][awq][shared][slow]") {
+  PC_REQUIRE_SHARED();
+  PC_REQUIRE_REFENV();
+  constexpr double kMaxRelF16Scales = 1e-2;  // measured 1.5e-3 .. 4.6e-3 on these models
+  constexpr double kMaxRelExact = 1e-3;      // f16 scales: float16 biases only
+  std::string dir = pc::test::TempDir("oracle-awq-gemm");
+  std::vector<std::string> types;
+  for (const pc::ArchSpec& a : pc::AllArchSpecs())
+    if (!a.conv1d) types.push_back(a.model_type);
+  pc::test::RunOracle("make-models '" + pc::test::SharedPath("models/tiny-random-gpt2") + "' '" + dir + "/src' " +
+                      pc::Join(types, " "));
+  const std::string calib = pc::test::SharedPath("text/c4-sample/c4_sample.jsonl");
+  std::vector<MethodCase> quantizers;
+  for (const MethodCase& m : MethodCases(dir)) {
+    const pc::MethodInfo& info = pc::MethodRegistry::Builtins().Get(m.name.substr(0, m.name.find('+')));
+    bool bits = false, optional = false;
+    for (const auto& p : info.params) {
+      if (p.name != "bits") continue;
+      bits = true;
+      for (int64_t v : p.also_allowed) optional |= v == 0;
+    }
+    // A method whose bits may be 0 comes twice from MethodCases; its "+w4" recipe quantizes.
+    if (bits && (!optional || m.name.find('+') != std::string::npos)) quantizers.push_back(m);
+  }
+  REQUIRE(quantizers.size() >= 5);  // rtn, awq, perp-awq, gptq, sparsegpt+w4
+  const std::string f16 = dir + "/awq-f16.yaml";
+  std::ofstream(f16) << "name: oracle-awq-f16\nmethod: awq\nparams: {group_size: 16, scale_dtype: f16}\n";
+  quantizers.push_back({"awq-f16", f16});
+  std::vector<std::string> outs, labels;
+  std::vector<bool> exact;
+  for (const auto& type : types) {
+    for (const auto& m : quantizers) {
+      const std::string out = dir + "/" + type + "-" + m.name;
+      pc::test::RunResult r = pc::test::RunPerpcomp(
+          "compress --threads 1 --format awq-gemm --model '" + dir + "/src/" + type + "' --recipe '" + m.recipe +
+          "' --calib '" + calib + "' --calib-samples 4 --calib-seq-len 32 --calib-windowing random --out '" + out + "'");
+      INFO(type << " " << m.name << ": " << r.err);
+      CHECK(r.exit_code == 0);
+      if (r.exit_code != 0) continue;
+      outs.push_back(out);
+      labels.push_back(type + " " + m.name);
+      exact.push_back(m.name == "awq-f16");
+    }
+  }
+  REQUIRE(!outs.empty());
+  at::Tensor tokens = pc::test::WikiTextByteWindows(3, 40);
+  std::string tok = pc::test::WriteTokens(tokens, dir);
+  std::vector<std::string> awq_dirs;
+  for (const auto& o : outs) awq_dirs.push_back(o + "/awq-gemm");
+  pc::test::RunOracle("awq-consumer '" + tok + "' '" + pc::Join(awq_dirs, "' '") + "'");
+  int compared = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    INFO(labels[i] << " (" << outs[i] << ")");
+    pc::test::OracleForward ref = pc::test::ReadOracle(awq_dirs[i] + "-ct.oracle");
+    std::vector<std::string> act_scales;  // AutoAWQ's ScaledActivation tensors in the folder
+    for (const auto& name : pc::Checkpoint::Open(awq_dirs[i])->Names())
+      if (pc::EndsWith(name, ".act.scales")) act_scales.push_back(name);
+    if (!act_scales.empty()) {
+      std::vector<std::string> unexpected = ref.meta["unexpected_keys"].get<std::vector<std::string>>();
+      std::sort(act_scales.begin(), act_scales.end());
+      CHECK(unexpected == act_scales);
+      continue;
+    }
+    CHECK(pc::test::LoadProblems(ref.meta) == "");
+    auto model = pc::Model::Load(outs[i]);
+    const double rel = pc::MaxRelDiff(model->Forward(tokens), ref.logits);
+    INFO("max |logit difference| / max |logit| " << rel);
+    CHECK(rel < (exact[i] ? kMaxRelExact : kMaxRelF16Scales));
+    ++compared;
+  }
+  // Every architecture compares rtn and gptq at least; those without scaled activations all six.
+  CHECK(compared >= static_cast<int>(types.size()) * 2);
 }

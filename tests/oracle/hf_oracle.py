@@ -14,6 +14,13 @@ environment (tools/setup-reference.sh), never in Debian's python3.
       TOKENIZER_DIR (a 1000-token GPT-2 tokenizer) beside it.
   hf_oracle.py forward TOKENS MODEL_DIR...
       the forward of each MODEL_DIR into MODEL_DIR.oracle.
+  hf_oracle.py awq-consumer TOKENS AWQ_DIR...
+      each AWQ_DIR (an AutoAWQ GEMM folder, perpcomp's `--format awq-gemm`) converted by
+      compressed-tensors' AutoAWQConverter (compressed_tensors.entrypoints.convert, the converter
+      llm-compressor's project ships for AutoAWQ checkpoints) into AWQ_DIR-ct, a pack-quantized
+      compressed-tensors folder, and the forward (below) of that folder into AWQ_DIR-ct.oracle:
+      transformers loads it through its compressed-tensors integration and decompresses the
+      weights on CPU.
 
 A model: transformers builds it from a small config (AutoConfig.for_model +
 AutoModelForCausalLM.from_config), its parameters are re-drawn from a seeded normal so that
@@ -212,6 +219,27 @@ def forward(model_dir, tokens_path, out):
     json.dump(meta, open(out + ".json", "w"), indent=1)
 
 
+def awq_consumer(awq_dir, tokens_path):
+    """Converts the AutoAWQ folder awq_dir with compressed-tensors and runs transformers on it."""
+    from compressed_tensors.entrypoints.convert import AutoAWQConverter, convert_checkpoint
+
+    class Contiguous(AutoAWQConverter):
+        # compressed-tensors 0.19's pack_to_int32 returns a non-contiguous slice when a row's
+        # 4-bit codes do not fill whole groups of 32 (in_features not a multiple of 32, as in
+        # the test's small models; real models' are), which safetensors refuses to save. The
+        # values are right; only the memory layout is fixed here.
+        def process(self, tensors):
+            return {k: v.contiguous() for k, v in super().process(tensors).items()}
+
+    src = awq_dir.rstrip("/")
+    dst = src + "-ct"
+    shutil.rmtree(dst, ignore_errors=True)
+    converter = AutoAWQConverter.from_pretrained(src)
+    converter.__class__ = Contiguous
+    convert_checkpoint(src, dst, converter, device="cpu")
+    forward(dst, tokens_path, dst + ".oracle")
+
+
 def variants_of(model_type):
     if model_type not in SMALL:
         sys.stderr.write(f"hf_oracle.py: no small config for model_type '{model_type}' (add one to SMALL)\n")
@@ -236,6 +264,9 @@ def main():
     f = sub.add_parser("forward")
     f.add_argument("tokens")
     f.add_argument("model_dirs", nargs="+")
+    w = sub.add_parser("awq-consumer")
+    w.add_argument("tokens")
+    w.add_argument("awq_dirs", nargs="+")
     a = ap.parse_args()
     torch.set_num_threads(1)
     import transformers
@@ -266,6 +297,9 @@ def main():
             for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"):
                 if os.path.exists(os.path.join(a.tokenizer_dir, f)):
                     shutil.copy(os.path.join(a.tokenizer_dir, f), d)
+    elif a.cmd == "awq-consumer":
+        for d in a.awq_dirs:
+            awq_consumer(d, a.tokens)
     else:
         for d in a.model_dirs:
             forward(d, a.tokens, d.rstrip("/") + ".oracle")
