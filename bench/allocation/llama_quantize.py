@@ -228,10 +228,10 @@ def cmd_run(a):
              f"({results[0]['tokens']} predicted tokens), {a.threads} threads. CPU: {header}.", "",
              "| file | bits per weight (block linears, as stored) | mean NLL | ΔNLL vs f16 | paired SE | types (by weights) |",
              "|---|---:|---:|---:|---:|---|"]
-    import statistics
+    from plans import paired_mean_se
     for r in results:
-        d = [x - y for x, y in zip(r["per_window"], results[0]["per_window"])]
-        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 and any(d) else 0.0
+        paired = paired_mean_se(r["per_window"], results[0]["per_window"])
+        se = paired[1] if paired else 0.0
         r["delta_nll"], r["delta_nll_se"] = r["mean_nll"] - ref, se
         lines.append(f"| {r['label']} | {r['bits']:.4f} | {r['mean_nll']:.5f} | {r['delta_nll']:+.5f} | {se:.5f} | "
                      f"{r['types']} |")

@@ -57,14 +57,20 @@ def window_means(rs):
     return [sum(col) / len(ws) for col in zip(*ws)]
 
 
-def paired_difference(w, base):
-    """Mean ± standard error over windows of w − base ("—" where either is missing)."""
+def paired_mean_se(w, base):
+    """(mean, standard error) over windows of the per-window difference w − base; None where
+    either is missing, their lengths differ or there are fewer than 2 windows."""
     if w is None or base is None or len(w) != len(base) or len(w) < 2:
-        return "—"
+        return None
     d = [x - y for x, y in zip(w, base)]
     m = sum(d) / len(d)
-    se = (sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)) ** 0.5
-    return f"{m:+.4f} ± {se:.4f}"
+    return m, (sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)) ** 0.5
+
+
+def paired_difference(w, base):
+    """Mean ± standard error over windows of w − base ("—" where either is missing)."""
+    p = paired_mean_se(w, base)
+    return "—" if p is None else f"{p[0]:+.4f} ± {p[1]:.4f}"
 
 
 def main():

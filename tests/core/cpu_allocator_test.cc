@@ -25,6 +25,9 @@ TEST_CASE("caching CPU allocator: reuse, small buffers, limit, release", "[core]
     CHECK(pc::CachingCpuAllocatorStats().in_use == s0.in_use + 4 * kMiB);
   }
   CHECK(pc::CachingCpuAllocatorStats().cached == 4 * kMiB);
+  // The peak counts the buffer while it was in use, and stays when it is freed.
+  CHECK(pc::CachingCpuAllocatorStats().peak_in_use >= s0.in_use + 4 * kMiB);
+  CHECK(pc::CachingCpuAllocatorStats().in_use == s0.in_use);
   {
     at::Tensor t = Floats(4 * kMiB - 256 * 1024);
     CHECK(t.data_ptr() == first);
