@@ -1,7 +1,21 @@
 // core/blas.h — preparing the BLAS before any work (LibTorch's CPU products go through OpenBLAS).
 #pragma once
 
+#include <string>
+
 namespace pc {
+
+// Debian 12's OpenBLAS (0.3.21, DYNAMIC_ARCH) picks its kernels by CPU model when it loads, and
+// takes a model it does not know (Intel family 6 model 207, Emerald Rapids) for an SSE3
+// "Prescott": every f32 product then runs 2.5× slower (docs/PERFORMANCE.md, "OpenBLAS's
+// kernels"). When OPENBLAS_CORETYPE is unset and OpenBLAS chose such a generic core on a CPU
+// with AVX2 + FMA or AVX-512, this sets OPENBLAS_CORETYPE to Haswell or SkylakeX and re-executes
+// the program (argv as main received it), since OpenBLAS reads it only when it loads. Does
+// nothing otherwise, and goes on as before when the exec fails. Call first thing in main.
+void SelectBlasKernels(char** argv);
+// "OpenBLAS SkylakeX (set by perpcomp: OpenBLAS took this CPU for Prescott)", "OpenBLAS Zen",
+// or "not OpenBLAS": the kernels every table's CPU line should carry.
+std::string BlasKernels();
 
 // Prepares the BLAS for `threads` threads: Debian's OpenBLAS takes a 128 MiB working buffer per
 // thread on first use and, when that allocation fails (under ulimit -v), retries forever at 100%

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 
+#include "core/blas.h"
 #include "tools/cli.h"
 
 namespace pc::cli {
@@ -13,7 +14,7 @@ int RunVersion(const std::vector<std::string>& args) {
   AddCommonOptions(desc, common);
   po::variables_map vm;
   if (!Parse("version", "", desc, args, vm, nullptr, &common)) return 0;
-  std::cout << "perpcomp 0.1.0\n" << at::get_parallel_info();
+  std::cout << "perpcomp 0.1.0\n" << at::get_parallel_info() << "BLAS kernels: " << BlasKernels() << "\n";
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas.h"
 #include "core/error.h"
 #include "core/cpu_allocator.h"
 #include "core/heap.h"
@@ -34,6 +35,7 @@ std::string Stage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);               // may re-execute with OPENBLAS_CORETYPE (core/blas.h)
   pc::SetMmapThreshold(pc::kMmapThreshold);  // a fixed threshold (core/heap.h)
   pc::InstallCachingCpuAllocator();           // freed large tensors are reused (core/cpu_allocator.h)
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||

@@ -36,6 +36,24 @@ TEST_CASE("cli: help lists every verb and each verb's options with defaults", "[
   CHECK_THAT(bad.err, Contains("unknown command 'frobnicate'") && Contains("available:"));
 }
 
+// core/blas.h: an OpenBLAS that takes the CPU for a pre-AVX one is re-run with the fastest kernels
+// the CPU has; a user's OPENBLAS_CORETYPE is left alone.
+TEST_CASE("cli: OpenBLAS runs AVX2 or AVX-512 kernels where the CPU has them", "[tools]") {
+  auto r = RunPerpcomp("version");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("BLAS kernels: OpenBLAS "));
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    for (const char* generic : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"}) {
+      INFO(r.out);
+      CHECK_THAT(r.out, !Contains(std::string("BLAS kernels: OpenBLAS ") + generic));
+    }
+  }
+  auto chosen = pc::test::Run("OPENBLAS_CORETYPE=Prescott " + pc::test::PerpcompBin() + " version");
+  REQUIRE(chosen.exit_code == 0);
+  CHECK_THAT(chosen.out, Contains("BLAS kernels: OpenBLAS Prescott (OPENBLAS_CORETYPE)"));
+}
+
 TEST_CASE("stories260K: greedy generation from BOS reproduces llama2.c's story", "[tools][shared]") {
   PC_REQUIRE_SHARED();
   auto r = RunPerpcomp("generate --model '" + Stories() + "' --prompt '' --max-new-tokens 200 --temperature 0");
