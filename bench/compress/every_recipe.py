@@ -128,7 +128,7 @@ def main():
         print(f"every_recipe.py: [{k + 1}/{len(a.recipes)}] {recipe}", file=sys.stderr, flush=True)
         results.append(run_one(a, recipe))
 
-    lines = [f"CPU: {cpu_model()}; --threads {a.threads}. Calibration {a.calib_samples} samples of "
+    lines = [f"CPU: {cpu_model(a.perpcomp)}; --threads {a.threads}. Calibration {a.calib_samples} samples of "
              f"{a.calib_seq_len} tokens from {os.path.basename(a.calib)}; measure on the first {a.measure_windows} "
              f"and eval on the first {a.eval_windows} windows of {a.seq_len} tokens of {os.path.basename(a.text)} "
              f"({original['eval']['tokens']} predicted tokens; the original's mean NLL "

@@ -35,8 +35,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-def cpu_line():
-    """The CPU model and the flags that decide bf16 and GEMM speed."""
+def cpu_line(perpcomp=None):
+    """The CPU model and the flags that decide bf16 and GEMM speed; with perpcomp's path, also the
+    BLAS kernels perpcomp runs (`perpcomp version`)."""
     model, flags = "unknown CPU", set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -51,7 +52,11 @@ def cpu_line():
     names = [("AVX2", "avx2"), ("FMA", "fma"), ("AVX-512F", "avx512f"), ("AVX512-VNNI", "avx512_vnni"),
              ("AVX512-BF16", "avx512_bf16"), ("AMX-BF16", "amx_bf16")]
     have = ", ".join(f"{n} {'yes' if f in flags else 'no'}" for n, f in names)
-    return f"{model}; {have}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start"
+    line = f"{model}; {have}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start"
+    if perpcomp:
+        from peers import blas_kernels
+        line += f"; perpcomp's BLAS kernels: {blas_kernels(perpcomp)}"
+    return line
 
 
 def windows_of(model_dir, text_path, windows, seq_len):
@@ -168,7 +173,7 @@ def main():
     rows = []  # (tool, dtype, figures)
     me = [sys.executable, os.path.abspath(__file__), "--model", args.model, "--text", args.text, "--work", args.work,
           "--windows", str(args.windows), "--seq-len", str(args.seq_len), "--threads", str(args.threads)]
-    header = cpu_line()
+    header = cpu_line(a.perpcomp)
     print(header, flush=True)
     for dtype in dtypes:
         if "perpcomp" in tools:

@@ -243,10 +243,19 @@ def pick(ev, *keys):
     raise KeyError(f"none of {keys} in perpcomp eval's JSON: {list(ev)}")
 
 
-def cpu_model():
+def blas_kernels(perpcomp):
+    """The BLAS kernels perpcomp runs ("OpenBLAS SkylakeX ..."), from `perpcomp version`."""
+    out = subprocess.run([perpcomp, "version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    m = re.search(r"BLAS kernels: (.+)", out)
+    return m.group(1).strip() if m else "unknown"
+
+
+def cpu_model(perpcomp=None):
+    """lscpu's model name and the visible cores; with perpcomp's path, also the BLAS kernels it runs."""
     out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout
     m = re.search(r"Model name:\s*(.+)", out)
-    return f"{m.group(1).strip() if m else 'unknown CPU'}, {os.cpu_count()} cores visible"
+    line = f"{m.group(1).strip() if m else 'unknown CPU'}, {os.cpu_count()} cores visible"
+    return line + (f"; perpcomp's BLAS kernels: {blas_kernels(perpcomp)}" if perpcomp else "")
 
 
 def cmd_run(a):
@@ -321,7 +330,7 @@ def cmd_run(a):
     table = format_table(a, results)
     print(table)
     with open(os.path.join(a.work, "results.json"), "w") as f:
-        json.dump({"model": a.model, "cpu": cpu_model(), "results": results}, f, indent=1)
+        json.dump({"model": a.model, "cpu": cpu_model(a.perpcomp), "results": results}, f, indent=1)
     if a.table:
         with open(a.table, "w") as f:
             f.write(table)
@@ -335,7 +344,7 @@ def format_table(a, results):
         f"{scheme}; pruning 50% unstructured and 2:4. Calibration: the same {r0['windows']} x {a.seq_len} token ids "
         f"for both ({os.path.basename(a.calib)}). Evaluator: perpcomp eval of both saved folders against the "
         f"original on {a.eval_label}, {r0['eval_tokens']} tokens in windows of {a.eval_seq_len} "
-        f"(original mean NLL {r0['ref_mean_nll']:.4f}). CPU: {cpu_model()}; perpcomp --threads {a.threads}.",
+        f"(original mean NLL {r0['ref_mean_nll']:.4f}). CPU: {cpu_model(a.perpcomp)}; perpcomp --threads {a.threads}.",
         "",
         "| method | ΔNLL perpcomp | ΔNLL llm-compressor | ratio | KL perpcomp | KL llm-compressor | KL ratio | "
         "time perpcomp (compress / process) | time llm-compressor (oneshot / process) | peak RSS perpcomp | "
