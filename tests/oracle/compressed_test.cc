@@ -25,6 +25,7 @@ constexpr double kMaxRelLogitDiff = 1e-4;
 struct MethodCase {
   std::string name;    // "awq", "sparsegpt+w4"
   std::string recipe;  // path of the recipe file
+  bool quantizes = false;  // the recipe quantizes (bits > 0)
 };
 
 // One recipe per registered method with its defaults (group 16 where it quantizes, so the tiny
@@ -35,23 +36,24 @@ std::vector<MethodCase> MethodCases(const std::string& dir) {
   const pc::MethodRegistry& r = pc::MethodRegistry::Builtins();
   for (const auto& name : r.Names()) {
     const pc::MethodInfo& m = r.Get(name);
-    bool group = false, optional_bits = false;
+    bool group = false, bits = false, optional_bits = false;
     for (const auto& p : m.params) {
       if (p.name == "group_size") group = true;
       if (p.name == "bits") {
+        bits = true;
         for (int64_t v : p.also_allowed) optional_bits |= v == 0;
       }
     }
-    auto write = [&](const std::string& label, const std::string& file, const std::string& params) {
+    auto write = [&](const std::string& label, const std::string& file, const std::string& params, bool quantizes) {
       std::string path = dir + "/" + file + ".yaml";
       std::ofstream f(path);
       f << "name: oracle-" << file << "\nmethod: " << name << "\n"
         << (params.empty() ? "" : "params:\n" + params);
-      out.push_back({label, path});
+      out.push_back({label, path, quantizes});
     };
     const std::string g = group ? "  group_size: 16\n" : "";
-    write(name, name, g);
-    if (optional_bits) write(name + "+w4", name + "-w4", g + "  bits: 4\n");
+    write(name, name, g, bits && !optional_bits);
+    if (optional_bits) write(name + "+w4", name + "-w4", g + "  bits: 4\n", true);
   }
   return out;
 }
@@ -163,21 +165,12 @@ TEST_CASE("compressed-tensors' AutoAWQ converter and transformers run every awq-
                       pc::Join(types, " "));
   const std::string calib = pc::test::SharedPath("text/c4-sample/c4_sample.jsonl");
   std::vector<MethodCase> quantizers;
-  for (const MethodCase& m : MethodCases(dir)) {
-    const pc::MethodInfo& info = pc::MethodRegistry::Builtins().Get(m.name.substr(0, m.name.find('+')));
-    bool bits = false, optional = false;
-    for (const auto& p : info.params) {
-      if (p.name != "bits") continue;
-      bits = true;
-      for (int64_t v : p.also_allowed) optional |= v == 0;
-    }
-    // A method whose bits may be 0 comes twice from MethodCases; its "+w4" recipe quantizes.
-    if (bits && (!optional || m.name.find('+') != std::string::npos)) quantizers.push_back(m);
-  }
+  for (const MethodCase& m : MethodCases(dir))
+    if (m.quantizes) quantizers.push_back(m);
   REQUIRE(quantizers.size() >= 5);  // rtn, awq, perp-awq, gptq, sparsegpt+w4
   const std::string f16 = dir + "/awq-f16.yaml";
   std::ofstream(f16) << "name: oracle-awq-f16\nmethod: awq\nparams: {group_size: 16, scale_dtype: f16}\n";
-  quantizers.push_back({"awq-f16", f16});
+  quantizers.push_back({"awq-f16", f16, true});
   std::vector<std::string> outs, labels;
   std::vector<bool> exact;
   for (const auto& type : types) {

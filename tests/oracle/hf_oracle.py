@@ -234,9 +234,7 @@ def awq_consumer(awq_dir, tokens_path):
     src = awq_dir.rstrip("/")
     dst = src + "-ct"
     shutil.rmtree(dst, ignore_errors=True)
-    converter = AutoAWQConverter.from_pretrained(src)
-    converter.__class__ = Contiguous
-    convert_checkpoint(src, dst, converter, device="cpu")
+    convert_checkpoint(src, dst, Contiguous.from_pretrained(src), device="cpu")
     forward(dst, tokens_path, dst + ".oracle")
 
 
