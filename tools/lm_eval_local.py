@@ -6,10 +6,13 @@ Runs in the reference environment (tools/setup-reference.sh), never downloads.
 
   lm_eval_local.py --model DIR --out RESULTS.json [--shared DATA] [--blimp FILE.jsonl ...]
                    [--no-wikitext] [--no-blimp] [--limit N] [--batch-size N] [--dtype float32]
+                   [--max-length N]
 
 --blimp: BLiMP files to evaluate (default: the six subject-verb agreement files of
 DATA/tasks/blimp/data, the set `perpcomp eval --pairs blimp-sva` reads). One task per file,
 named blimp_local_<file stem>; WikiText is wikitext_local. --limit: first N documents per task.
+--max-length: lm-eval's HF max_length (the rolling window of wikitext; default: the model's
+context, 8192 for SmolLM2, whose attention then costs more than its linears on a CPU).
 RESULTS.json holds lm-eval's results/config/versions (what `perpcomp eval --import-lm-eval` reads);
 with --samples also every scored request.
 """
@@ -63,6 +66,7 @@ def main():
     ap.add_argument("--batch-size", default="16")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--samples", action="store_true")
+    ap.add_argument("--max-length", type=int)
     a = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -77,7 +81,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pc_lm_eval_tasks_") as folder:
         names = write_tasks(folder, blimp, wiki)
         tm = TaskManager(include_path=folder, include_defaults=False)
-        res = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={a.model},dtype={a.dtype}", tasks=names,
+        res = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={a.model},dtype={a.dtype}"
+                                      + (f",max_length={a.max_length}" if a.max_length else ""), tasks=names,
                                       task_manager=tm, limit=a.limit, batch_size=a.batch_size, device="cpu",
                                       log_samples=a.samples)
     keep = {k: res[k] for k in ("results", "versions", "n-shot", "n-samples", "config") if k in res}
