@@ -20,7 +20,8 @@ LmEvalResults ReadLmEvalResults(const std::string& path) {
     PC_CHECK(metrics.is_object(), "--import-lm-eval: '", path, "': results.", task, " is ", metrics.type_name(),
              ", expected an object of metrics");
     for (const auto& [key, value] : metrics.items()) {
-      if (!value.is_number()) continue;
+      // sample_len: how many documents a task scored (lm-eval writes it beside the scores), not a score
+      if (!value.is_number() || key == "sample_len") continue;
       LmEvalScore s;
       s.task = task;
       size_t comma = key.find(',');

@@ -48,14 +48,14 @@ TEST_CASE("lm-eval results against the reference model's: the drop, by each metr
   std::string dir = pc::test::TempDir("lmeval_drop");
   std::ofstream(dir + "/ref.json") << R"({"results": {
       "blimp_local_x": {"alias": "x", "acc,none": 0.80, "acc_stderr,none": 0.04},
-      "wikitext_local": {"word_perplexity,none": 100.0, "bits_per_byte,none": 1.5},
+      "wikitext_local": {"word_perplexity,none": 100.0, "bits_per_byte,none": 1.5, "sample_len": 16},
       "only_ref": {"acc,none": 0.5}}})";
   std::ofstream(dir + "/cmp.json") << R"({"results": {
       "blimp_local_x": {"acc,none": 0.75, "acc_stderr,none": 0.05},
-      "wikitext_local": {"word_perplexity,none": 110.0, "bits_per_byte,none": 1.25},
+      "wikitext_local": {"word_perplexity,none": 110.0, "bits_per_byte,none": 1.25, "sample_len": 16},
       "only_model": {"acc,none": 0.9}}})";
   auto drops = pc::CompareLmEvalResults(pc::ReadLmEvalResults(dir + "/cmp.json"), pc::ReadLmEvalResults(dir + "/ref.json"));
-  REQUIRE(drops.size() == 3);  // stderr and unshared tasks left out
+  REQUIRE(drops.size() == 3);  // stderr, sample_len and unshared tasks left out
   CHECK(drops[0].task == "blimp_local_x");
   CHECK(drops[0].metric == "acc");
   CHECK(drops[0].filter == "none");
