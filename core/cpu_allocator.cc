@@ -146,11 +146,21 @@ void Delete(void* p) { BufferCache::Get().Free(p); }
 
 class CachingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+#if PC_TORCH_MAJOR >= 2  // LibTorch 2.x: allocate is not const, copy_data is pure virtual
+  c10::DataPtr allocate(size_t n) override { return Allocate(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#else
+  c10::DataPtr allocate(size_t n) const override { return Allocate(n); }
+#endif
+  c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
+
+ private:
+  static c10::DataPtr Allocate(size_t n) {
     void* p = BufferCache::Get().Allocate(n);
     return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
 };
 
 }  // namespace

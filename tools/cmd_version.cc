@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
+#include <torch/version.h>
 
 #include "core/blas.h"
 #include "tools/cli.h"
@@ -14,7 +15,8 @@ int RunVersion(const std::vector<std::string>& args) {
   AddCommonOptions(desc, common);
   po::variables_map vm;
   if (!Parse("version", "", desc, args, vm, nullptr, &common)) return 0;
-  std::cout << "perpcomp 0.1.0\n" << at::get_parallel_info() << "BLAS kernels: " << BlasKernels() << "\n";
+  std::cout << "perpcomp 0.1.0\nLibTorch " << TORCH_VERSION << "\n"
+            << at::get_parallel_info() << "BLAS kernels: " << BlasKernels() << "\n";
   return 0;
 }
 

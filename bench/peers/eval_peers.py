@@ -6,6 +6,7 @@ environment (tools/setup-reference.sh); perpcomp itself never needs Python.
 
   eval_peers.py --perpcomp BIN --model DIR --text FILE --work DIR [--windows 8] [--seq-len 2048]
                 [--threads 2] [--dtypes f32,bf16] [--tools perpcomp,transformers,llama.cpp] [--table FILE]
+                [--also-perpcomp BIN ...]
 
 Every tool gets the windows perpcomp cuts (docs/METRICS.md "Tokens and windows": the text
 tokenized once, no BOS where the tokenizer adds none, consecutive windows of --seq-len, the first
@@ -15,7 +16,8 @@ from start to the last NLL, load and tokenization included, in a fresh child pro
 parts: load, tokenize, forward. Mean NLL is over the windows' predicted tokens (windows x (T - 1)).
 
   perpcomp      `perpcomp eval --json --threads N --dtype D` (its own load/tokenize/forward
-                seconds; compute_dtype says whether bf16 ran natively)
+                seconds; compute_dtype says whether bf16 ran natively); --also-perpcomp adds a row per
+                other binary (the same build on another LibTorch), named by its `perpcomp version`
   transformers  AutoModelForCausalLM.from_pretrained(DIR, attn_implementation="eager", dtype),
                 torch.set_num_threads(N), one window per forward, NLL in float32 from the logits
   llama.cpp     `perpcomp convert --to gguf --outtype D` of DIR (the same weights), then
@@ -26,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -57,6 +60,13 @@ def cpu_line(perpcomp=None):
         from peers import blas_kernels
         line += f"; perpcomp's BLAS kernels: {blas_kernels(perpcomp)}"
     return line
+
+
+def libtorch_version(perpcomp):
+    """The LibTorch a perpcomp binary was built with ("1.13.0"), from `perpcomp version`."""
+    out = subprocess.run([perpcomp, "version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    m = re.search(r"LibTorch (\S+)", out)
+    return m.group(1) if m else "unknown"
 
 
 def windows_of(model_dir, text_path, windows, seq_len):
@@ -149,6 +159,8 @@ def run_child(cmd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--perpcomp", default="build/tools/perpcomp")
+    ap.add_argument("--also-perpcomp", action="append", default=[],
+                    help="another perpcomp binary (e.g. built on another LibTorch) run the same way, one row each")
     ap.add_argument("--model", required=True)
     ap.add_argument("--text", required=True)
     ap.add_argument("--work", required=True)
@@ -173,19 +185,21 @@ def main():
     rows = []  # (tool, dtype, figures)
     me = [sys.executable, os.path.abspath(__file__), "--model", args.model, "--text", args.text, "--work", args.work,
           "--windows", str(args.windows), "--seq-len", str(args.seq_len), "--threads", str(args.threads)]
-    header = cpu_line(a.perpcomp)
+    header = cpu_line(args.perpcomp)
     print(header, flush=True)
     for dtype in dtypes:
-        if "perpcomp" in tools:
-            j, wall, _ = run_child([args.perpcomp, "eval", "--model", args.model, "--text", args.text,
-                                           "--seq-len", str(args.seq_len), "--max-windows", str(args.windows),
-                                           "--threads", str(args.threads), "--dtype", dtype, "--json"])
+        for binary in ([args.perpcomp] if "perpcomp" in tools else []) + args.also_perpcomp:
+            # the first binary's rows are "perpcomp", the base of the ratios; others name their LibTorch
+            name = "perpcomp" if binary == args.perpcomp else f"perpcomp, LibTorch {libtorch_version(binary)} ({binary})"
+            j, wall, _ = run_child([binary, "eval", "--model", args.model, "--text", args.text,
+                                    "--seq-len", str(args.seq_len), "--max-windows", str(args.windows),
+                                    "--threads", str(args.threads), "--dtype", dtype, "--json"])
             s = j["seconds"]
-            rows.append(("perpcomp", dtype, {"arith": j["compute_dtype"], "wall": wall, "load": s["load"],
-                                             "tokenize": s["tokenize"], "forward": s["forward"],
-                                             "mean_nll": j["mean_nll"], "tokens": j["tokens"],
-                                             "stream_tokens": j["stream_tokens"]}))
-            print(f"perpcomp {dtype}: {wall:.1f} s, mean NLL {j['mean_nll']:.6f}", flush=True)
+            rows.append((name, dtype, {"arith": j["compute_dtype"], "wall": wall, "load": s["load"],
+                                       "tokenize": s["tokenize"], "forward": s["forward"],
+                                       "mean_nll": j["mean_nll"], "tokens": j["tokens"],
+                                       "stream_tokens": j["stream_tokens"]}))
+            print(f"{name} {dtype}: {wall:.1f} s, mean NLL {j['mean_nll']:.6f}", flush=True)
         if "transformers" in tools:
             j, wall, _ = run_child(me + ["--child", "transformers", "--dtype", dtype])
             rows.append(("transformers eager (torch " + j["torch"] + ")", dtype,
@@ -205,7 +219,8 @@ def main():
     f32 = base.get("f32")
     lines = [f"CPU: {header}", "",
              f"{args.windows} windows x {args.seq_len} tokens of {os.path.basename(args.text)}, "
-             f"{args.threads} threads, model {args.model}", "",
+             f"{args.threads} threads, model {args.model}; perpcomp is {args.perpcomp} on LibTorch "
+             f"{libtorch_version(args.perpcomp)}", "",
              "| tool | weights | arithmetic | total s | load s | tokenize s | forward s | tokens/s (forward) "
              "| mean NLL | − perpcomp f32 NLL | total ÷ perpcomp's (same weights) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -37,11 +37,12 @@ TEST_CASE("cli: help lists every verb and each verb's options with defaults", "[
 }
 
 // core/blas.h: an OpenBLAS that takes the CPU for a pre-AVX one is re-run with the fastest kernels
-// the CPU has; a user's OPENBLAS_CORETYPE is left alone.
+// the CPU has; a user's OPENBLAS_CORETYPE is left alone. `perpcomp version` prints the kernels and its LibTorch.
 TEST_CASE("cli: OpenBLAS runs AVX2 or AVX-512 kernels where the CPU has them", "[tools]") {
   auto r = RunPerpcomp("version");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("BLAS kernels: OpenBLAS "));
+  CHECK_THAT(r.out, Contains("\nLibTorch "));  // the LibTorch it was built with
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     for (const char* generic : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"}) {
