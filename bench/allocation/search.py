@@ -14,9 +14,9 @@ allocator. To show how much of the gain is fitted to those windows, the start an
 evaluated again on --check-windows windows, and the paired difference is reported separately on
 the windows beyond the first --eval-windows (never scored by the search).
 
-Every evaluation is kept in --work (models/<plan key>.w<windows>.eval.json, beside the compressed
-folder models/<plan key>, keyed as plans.py keys plans) and the
-proposals are drawn from --seed, so a stopped run resumes where it stopped.
+Every evaluation is kept in --work (models/<plan key>.w<windows>.eval.json beside the compressed
+folder models/<plan key>, keyed as plans.py keys plans) and the proposals are drawn from --seed,
+so a stopped run resumes where it stopped.
 
 Standard library only (runs with /usr/bin/python3 or the reference environment).
 
