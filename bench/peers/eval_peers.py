@@ -28,7 +28,6 @@ import argparse
 import json
 import math
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -60,13 +59,6 @@ def cpu_line(perpcomp=None):
         from peers import blas_kernels
         line += f"; perpcomp's BLAS kernels: {blas_kernels(perpcomp)}"
     return line
-
-
-def libtorch_version(perpcomp):
-    """The LibTorch a perpcomp binary was built with ("1.13.0"), from `perpcomp version`."""
-    out = subprocess.run([perpcomp, "version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    m = re.search(r"LibTorch (\S+)", out)
-    return m.group(1) if m else "unknown"
 
 
 def windows_of(model_dir, text_path, windows, seq_len):
@@ -187,10 +179,12 @@ def main():
           "--windows", str(args.windows), "--seq-len", str(args.seq_len), "--threads", str(args.threads)]
     header = cpu_line(args.perpcomp)
     print(header, flush=True)
+    from peers import libtorch_version
+    # the first binary's rows are "perpcomp", the base of the ratios; others name their LibTorch
+    binaries = [(args.perpcomp, "perpcomp")] if "perpcomp" in tools else []
+    binaries += [(b, f"perpcomp, LibTorch {libtorch_version(b)} ({b})") for b in args.also_perpcomp]
     for dtype in dtypes:
-        for binary in ([args.perpcomp] if "perpcomp" in tools else []) + args.also_perpcomp:
-            # the first binary's rows are "perpcomp", the base of the ratios; others name their LibTorch
-            name = "perpcomp" if binary == args.perpcomp else f"perpcomp, LibTorch {libtorch_version(binary)} ({binary})"
+        for binary, name in binaries:
             j, wall, _ = run_child([binary, "eval", "--model", args.model, "--text", args.text,
                                     "--seq-len", str(args.seq_len), "--max-windows", str(args.windows),
                                     "--threads", str(args.threads), "--dtype", dtype, "--json"])

@@ -243,11 +243,21 @@ def pick(ev, *keys):
     raise KeyError(f"none of {keys} in perpcomp eval's JSON: {list(ev)}")
 
 
-def blas_kernels(perpcomp):
-    """The BLAS kernels perpcomp runs ("OpenBLAS SkylakeX ..."), from `perpcomp version`."""
+def version_field(perpcomp, label):
+    """The rest of the `perpcomp version` line that starts with label ("unknown" if none)."""
     out = subprocess.run([perpcomp, "version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    m = re.search(r"BLAS kernels: (.+)", out)
+    m = re.search(r"^" + re.escape(label) + r"(.+)$", out, re.MULTILINE)
     return m.group(1).strip() if m else "unknown"
+
+
+def blas_kernels(perpcomp):
+    """The BLAS kernels perpcomp runs ("OpenBLAS SkylakeX ...")."""
+    return version_field(perpcomp, "BLAS kernels: ")
+
+
+def libtorch_version(perpcomp):
+    """The LibTorch a perpcomp binary was built with ("1.13.0")."""
+    return version_field(perpcomp, "LibTorch ")
 
 
 def cpu_model(perpcomp=None):
