@@ -49,6 +49,22 @@ def plan_key(recipe_path):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def compress_plan(perpcomp, model, plan, calib, samples, seq_len, folder, threads, log):
+    """`perpcomp compress --recipe plan` into folder, every plan on the same calibration (seed 0);
+    returns the seconds it took."""
+    _, secs = run([perpcomp, "compress", "--model", model, "--recipe", plan, "--calib", calib,
+                   "--calib-samples", str(samples), "--calib-seq-len", str(seq_len), "--calib-seed", "0",
+                   "--out", folder, "--overwrite", "--threads", str(threads)], log)
+    return secs
+
+
+def eval_plan(perpcomp, folder, model, text, seq_len, windows, threads, log):
+    """`perpcomp eval --reference model` of folder on the first windows of text: (its JSON, seconds)."""
+    out, secs = run([perpcomp, "eval", "--json", "--model", folder, "--reference", model, "--text", text,
+                     "--seq-len", str(seq_len), "--max-windows", str(windows), "--threads", str(threads)], log)
+    return json.loads(out.strip().splitlines()[-1]), secs
+
+
 def window_means(rs):
     """Per-window ΔNLL averaged over a plan's seeds (None without window_delta_nll)."""
     ws = [r[3].get("window_delta_nll") for r in rs]
@@ -104,7 +120,6 @@ def main():
     os.makedirs(os.path.join(a.work, "models"), exist_ok=True)
     log = os.path.join(a.work, "log.txt")
     pc = a.perpcomp
-    threads = ["--threads", str(a.threads)]
     seeds = [int(s) for s in a.seeds.split(",") if s != ""]
     predictors = [p for p in a.predictors.split(",") if p]
     uniforms = [u for u in a.uniform.split(",") if u]
@@ -119,7 +134,7 @@ def main():
             cmd = [pc, "sensitivity", "--model", a.model, "--candidates", a.candidates, "--calib", a.calib,
                    "--calib-samples", str(a.calib_samples), "--calib-seq-len", str(a.calib_seq_len),
                    "--calib-seed", str(seed), "--measure-windows", str(a.measure_windows),
-                   "--out", sens + ".tmp.h5", "--overwrite"] + threads + (["--kl"] if a.kl else [])
+                   "--out", sens + ".tmp.h5", "--overwrite", "--threads", str(a.threads)] + (["--kl"] if a.kl else [])
             out, secs = run(cmd, log)
             os.replace(sens + ".tmp.h5", sens)
             with open(sens + ".txt", "w") as f:
@@ -146,12 +161,9 @@ def main():
         if not os.path.exists(done):
             cs = None
             if not os.path.exists(os.path.join(folder, "config.json")):
-                _, cs = run([pc, "compress", "--model", a.model, "--recipe", plan, "--calib", a.calib,
-                             "--calib-samples", str(a.compress_samples), "--calib-seq-len", str(a.calib_seq_len),
-                             "--calib-seed", "0", "--out", folder, "--overwrite"] + threads, log)
-            ev, es = run([pc, "eval", "--json", "--model", folder, "--reference", a.model, "--text", a.eval_text,
-                          "--seq-len", str(a.seq_len), "--max-windows", str(a.eval_windows)] + threads, log)
-            j = json.loads(ev.strip().splitlines()[-1])
+                cs = compress_plan(pc, a.model, plan, a.calib, a.compress_samples, a.calib_seq_len, folder,
+                                   a.threads, log)
+            j, es = eval_plan(pc, folder, a.model, a.eval_text, a.seq_len, a.eval_windows, a.threads, log)
             j["compress_seconds"] = cs
             j["eval_seconds"] = es
             with open(done, "w") as f:

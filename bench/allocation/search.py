@@ -34,7 +34,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plans import paired_mean_se, plan_key, run  # noqa: E402
+from plans import compress_plan, eval_plan, paired_mean_se, plan_key  # noqa: E402
 
 OVERRIDE = re.compile(r"^  - match: '\^(.*)\$'")
 
@@ -96,7 +96,8 @@ def weight_shapes(model):
 
 
 def with_defaults(head, overrides, shapes, path):
-    """Every block linear of the model as an override: those the plan leaves to its default
+    """Every block linear of the model (a matrix named with a block number: model.layers.3.…,
+    transformer.h.3.…, gpt_neox.layers.3.…) as an override: those the plan leaves to its default
     (the top-level method and params) get an explicit override with that setting, so that a swap
     can move a setting between any two linears of the same shape."""
     top = [l for l in head if l.startswith(("method:", "params:"))]
@@ -107,7 +108,7 @@ def with_defaults(head, overrides, shapes, path):
     named = {n for n, _ in overrides}
     natural = lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)]  # noqa: E731
     rest = sorted((k[:-len(".weight")] for k, shape in shapes.items()
-                   if re.match(r"^model\.layers\.\d+\..+\.weight$", k) and len(shape) == 2
+                   if re.search(r"\.\d+\..+\.weight$", k) and len(shape) == 2
                    and k[:-len(".weight")] not in named), key=natural)
     return [list(o) for o in overrides] + [
         [n, ["  - match: '^" + n.replace(".", "\\.") + "$'  " + label] + body] for n in rest]
@@ -146,7 +147,6 @@ def main():
 
     os.makedirs(os.path.join(a.work, "models"), exist_ok=True)
     log = os.path.join(a.work, "log.txt")
-    threads = ["--threads", str(a.threads)]
     head, start = read_plan(a.start)
     shapes = weight_shapes(a.model)
     for name, _ in start:
@@ -163,13 +163,11 @@ def main():
         done = f"{folder}.w{windows}.eval.json"
         if not os.path.exists(done):
             if not os.path.exists(os.path.join(folder, "config.json")):
-                run([a.perpcomp, "compress", "--model", a.model, "--recipe", plan, "--calib", a.calib,
-                     "--calib-samples", str(a.compress_samples), "--calib-seq-len", str(a.calib_seq_len),
-                     "--calib-seed", "0", "--out", folder, "--overwrite", "-q"] + threads, log)
-            ev, _ = run([a.perpcomp, "eval", "--json", "--model", folder, "--reference", a.model, "--text",
-                         a.eval_text, "--seq-len", str(a.seq_len), "--max-windows", str(windows)] + threads, log)
+                compress_plan(a.perpcomp, a.model, plan, a.calib, a.compress_samples, a.calib_seq_len, folder,
+                              a.threads, log)
+            j, _ = eval_plan(a.perpcomp, folder, a.model, a.eval_text, a.seq_len, windows, a.threads, log)
             with open(done + ".tmp", "w") as f:
-                f.write(ev.strip().splitlines()[-1])
+                json.dump(j, f)
             os.replace(done + ".tmp", done)
         with open(done) as f:
             return json.load(f)
