@@ -9,10 +9,12 @@
 //   lm_eval.<task>.<metric>[,<filter>]   imported lm-evaluation-harness scores (stderr metrics left out);
 //                        higher is better except for perplexities and bits/byte
 // An outcome that some runs lack (an attribute absent, lm-eval imported for some runs only) is correlated over
-// the runs that have it; `n` says how many.
+// the runs that have it; `n` says how many. Runs read from saved tables (--tables, reports/rank_tables.h) carry
+// the values rank wrote into outcome_values.csv; an outcome that some folder has no column for is left out.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +34,18 @@ struct OutcomeMatrix {
   std::vector<OutcomeInfo> outcomes;
   std::vector<std::vector<double>> values;    // [outcome][run]; NaN where absent
   std::vector<std::vector<uint8_t>> present;  // [outcome][run]: 1 when the run has the outcome
+  std::vector<std::string> left_out;          // saved tables: "name: not in DIR/outcome_values.csv"
   // The index of `name`, or an error listing the outcomes (--outcome).
   size_t Find(const std::string& name) const;
   // Runs that have outcome `o`.
   std::vector<size_t> RunsWith(size_t o) const;
 };
 
-// Outcomes present in at least one run, in the order above (lm-eval sorted by task, metric, filter).
+// Outcomes present in at least one run, in the order above (lm-eval sorted by task, metric, filter); for saved
+// tables, in the order of the first folder's columns.
 OutcomeMatrix ExtractOutcomes(const SweepResults& results);
+
+// The outcome called `name` (one of the names above, the per-file and lm-eval ones included), or nullopt.
+std::optional<OutcomeInfo> DescribeOutcome(const std::string& name);
 
 }  // namespace pc::reports

@@ -297,6 +297,15 @@ double AggregateLayers(const std::vector<double>& values, const std::string& agg
 
 PredictorValue ExtractPredictor(const PredictorInfo& p, const SweepRun& run) {
   PredictorValue out;
+  if (run.saved) {
+    const auto it = run.saved->predictors.find(p.name);
+    if (it == run.saved->predictors.end()) {
+      out.missing = Str("not in ", run.saved->folder, "/predictor_values.csv (run '", run.name, "')");
+    } else {
+      out.value = it->second;
+    }
+    return out;
+  }
   if (p.table == "weights") {
     if (!run.weights) {
       out.missing = Str("run '", run.name, "' has no weights table");

@@ -80,7 +80,8 @@ LayerValues SiteLayerValues(const store::Table& sites, const std::string& site, 
 // NaN when `values` is empty; a NaN layer value makes mean/max/min/maxdev NaN.
 double AggregateLayers(const std::vector<double>& values, const std::string& aggregate, double centre);
 
-// One predictor of one run; `missing` says why there is no value (the tables lack the rows).
+// One predictor of one run; `missing` says why there is no value (the tables lack the rows). A run read from
+// saved tables (SweepRun::saved) has the value rank saved, or none when its folder has no such column.
 struct PredictorValue {
   double value = 0;
   std::string missing;  // "" when value is set

@@ -65,16 +65,16 @@ void Correlate(RankingAnalysis& a) {
 // The perp/iso pairs: the main ones first (both present), then every other perp predictor with its iso sibling.
 void Differences(RankingAnalysis& a, const SweepResults& results) {
   std::vector<std::pair<size_t, size_t>> pairs;
-  const auto& primary = !a.options.primary.empty() ? a.options.primary
-                        : !results.primary.empty() ? results.primary
-                                                   : MainDifferencePairs();
+  a.primary = !a.options.primary.empty() ? a.options.primary
+              : !results.primary.empty() ? results.primary
+                                         : MainDifferencePairs();
   for (const auto& [perp, iso] : results.primary) {
     for (const std::string& name : {perp, iso}) {
       PC_CHECK(FindPredictor(name) != nullptr, results.path, ": the sweep's primary comparison names '", name,
                "', which is not a predictor (perpcomp rank --list-predictors)");
     }
   }
-  for (const auto& [perp, iso] : primary) {
+  for (const auto& [perp, iso] : a.primary) {
     auto p = a.FindPredictor(perp), i = a.FindPredictor(iso);
     if (p && i) pairs.push_back({*p, *i});
   }
@@ -315,6 +315,33 @@ std::vector<double> PredictorDamageRanks(const PredictorInfo& p, const std::vect
   return out;
 }
 
+namespace {
+
+// Where the runs came from: " of sweep 'S'", or " from saved tables: DIR 24, DIR2 24 (sweeps 'a', 'b')".
+std::string SourceText(const SweepResults& results) {
+  if (results.tables.empty()) return results.sweep.empty() ? "" : " of sweep '" + results.sweep + "'";
+  std::vector<std::string> folders, sweeps;
+  for (const TablesFolder& f : results.tables) {
+    folders.push_back(Str(f.path, " ", results.RunsFrom(f)));
+    for (const std::string& s : f.sweeps) {
+      if (std::find(sweeps.begin(), sweeps.end(), "'" + s + "'") == sweeps.end()) sweeps.push_back("'" + s + "'");
+    }
+  }
+  return Str(" from saved tables: ", Join(folders, ", "),
+             sweeps.empty() ? "" : Str(" (sweep", sweeps.size() == 1 ? " " : "s ", Join(sweeps, ", "), ")"));
+}
+
+}  // namespace
+
+std::vector<std::string> UncheckedFolders(const SweepResults& results) {
+  std::vector<std::string> out;
+  for (const TablesFolder& f : results.tables) {
+    if (!f.checked) out.push_back(f.path);
+    for (const std::string& u : f.unchecked) out.push_back(u + " (joined into " + f.path + ")");
+  }
+  return out;
+}
+
 std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   const OutcomeInfo& outcome = a.outcomes.outcomes[a.outcome];
   const std::string coef = CoefficientTitle(a.options.coefficient);
@@ -323,17 +350,22 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   std::vector<std::string> fam;
   for (const std::string& f : a.families) fam.push_back(Str(f, " ", family_runs[f]));
   std::string out;
-  out += Str("perpcomp rank: ", results.runs.size(), " run", results.runs.size() == 1 ? "" : "s",
-             results.sweep.empty() ? "" : " of sweep '" + results.sweep + "'");
+  out += Str("perpcomp rank: ", results.runs.size(), " run", results.runs.size() == 1 ? "" : "s", SourceText(results));
   if (!results.selection.empty()) {
-    out += Str(" (selected by --runs '", results.selection, "': ", results.runs.size(), " of the file's ",
-               results.runs_in_file, ")");
+    out += Str(" (selected by --runs '", results.selection, "': ", results.runs.size(), " of the ",
+               results.tables.empty() ? "file's " : "tables' ", results.runs_in_file, ")");
   }
   if (results.runs_total > 0 && results.runs_complete < results.runs_total) {
     out += Str(" (", results.runs_complete, " of ", results.runs_total, " runs complete",
                results.shard.empty() ? "" : ", shard " + results.shard, ")");
   }
   out += Str("; families: ", Join(fam, ", "), "\n");
+  const std::vector<std::string> unchecked = UncheckedFolders(results);
+  if (!unchecked.empty()) {
+    out += Str("settings not checked: no rank_inputs.json in ", Join(unchecked, ", "),
+               " (written before rank recorded it): the conventions, reference scores and measure settings of those "
+               "runs are unknown and were not checked\n");
+  }
   if (!results.failed.empty()) {
     std::vector<std::string> names;
     for (const auto& [run, error] : results.failed) names.push_back(run + " (" + error + ")");

@@ -2,7 +2,8 @@
 // docs/METRICS.md, docs/RANKING.md): every selected predictor against every outcome with four
 // coefficients and bootstrap intervals, the paired bootstrap of ρ(perp) − ρ(iso) (overall and with each method
 // family left out), the best predictor, and the ranking of runs by the chosen outcome.
-// Pure computation on data read by sweep_results.h; no files are written here (ranking_report.h renders).
+// Pure computation on data read by sweep_results.h, or by rank_tables.h from the tables of earlier reports (the
+// same path: the runs then carry their saved values); no files are written here (ranking_report.h renders).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +71,9 @@ struct RankingAnalysis {
   size_t outcome = 0;                               // the chosen outcome (index into outcomes)
   std::vector<size_t> main;                         // indices of the main predictors present (MainPredictorNames order)
   std::vector<std::vector<CorrelationCell>> cells;  // [outcome][predictor]
+  // The primary comparisons in effect (--primary, else the input's declared ones, else MainDifferencePairs()),
+  // also those whose predictors the runs lack.
+  std::vector<std::pair<std::string, std::string>> primary;
   std::vector<DifferenceResult> differences;        // the main pairs first, then every other perp/iso pair
   size_t main_differences = 0;                      // how many of `differences` are main pairs
   // ρ (the chosen coefficient, chosen outcome) of each main predictor with each family left out ([main][family]).
@@ -95,8 +99,13 @@ RankingAnalysis AnalyzeSweep(const SweepResults& results, const RankOptions& opt
 // |v − centre|). Non-finite values get NaN and are left out of the ranking.
 std::vector<double> PredictorDamageRanks(const PredictorInfo& p, const std::vector<double>& values);
 
-// The terminal headline (a few lines): the runs, the best predictor with its ρ and interval, and whether ⊥
-// beats iso — worded by what the interval of the difference shows.
+// The terminal headline (a few lines): the runs (for saved tables: how many from which folder, and the folders
+// whose settings could not be checked), the primary comparisons worded by what the interval of the difference
+// shows, then the exploratory best predictor.
 std::string Headline(const SweepResults& results, const RankingAnalysis& analysis);
+
+// Saved tables: the folders whose settings could not be checked (no rank_inputs.json), also those recorded as
+// unchecked by a folder's own rank_inputs.json ("DIR (joined into DIR2)"). Empty for a results file.
+std::vector<std::string> UncheckedFolders(const SweepResults& results);
 
 }  // namespace pc::reports

@@ -12,6 +12,7 @@
 #include "reports/format.h"
 #include "reports/html.h"
 #include "reports/markdown.h"
+#include "reports/rank_tables.h"
 #include "reports/svg.h"
 #include "reports/table.h"
 
@@ -226,6 +227,7 @@ class Report {
     Runs();
     Conventions();
     DataFiles();
+    b_.File("rank_inputs.json", RankInputsJson(RankInputsOf(s_, a_)));
     return b_.Finish(headline);
   }
 
@@ -526,6 +528,11 @@ class Report {
 
   void Profiles() {
     b_.Section("Per-layer profiles");
+    if (!s_.tables.empty()) {
+      b_.Paragraph(
+          "Not in the tables: the per-layer profiles need the runs' measure tables, which only a results file has.");
+      return;
+    }
     b_.Paragraph(Str(
         "For each run, the ratio-of-sums errors at the residual stream after each block (accumulated): parallel, "
         "perpendicular and isotropic (iso = par + perp), one point per layer. Runs in ranking order",
@@ -570,12 +577,21 @@ class Report {
                     "compression"});
     for (const SweepRun& r : s_.runs) {
       t.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, ParamsText(r.params),
-                CalibrationText(r.compression, false),
-                Str(Num(r.seconds_compress), " / ", Num(r.seconds_measure), " / ", Num(r.seconds_eval))});
+                r.saved ? r.saved->calibration : CalibrationText(r.compression, false),
+                r.saved ? r.saved->seconds
+                        : Str(Num(r.seconds_compress), " / ", Num(r.seconds_measure), " / ", Num(r.seconds_eval))});
+      if (r.saved) continue;  // no full record in the tables
       full.AddRow({std::to_string(r.index), r.name, r.recipe, r.method, r.family, r.params,
                    CalibrationText(r.compression, true), r.conventions_key, FormatDouble(r.seconds_compress),
                    FormatDouble(r.seconds_measure), FormatDouble(r.seconds_eval), r.text, r.text_sha256,
                    std::to_string(r.seq_len), std::to_string(r.windows), r.compression});
+    }
+    if (!s_.tables.empty()) {
+      b_.Paragraph(
+          "Every run with its recipe, method parameters, calibration and times as the folders' runs.csv record them "
+          "(the full records are not in the tables: no runs_full.csv).");
+      b_.Table("runs", "Runs", t);
+      return;
     }
     b_.Paragraph(
         "Every run of the results file with its recipe, resolved method parameters and calibration (the full "
@@ -597,35 +613,65 @@ class Report {
 
   void Conventions() {
     b_.Section("Conventions");
-    b_.Paragraph(
-        "Every number on this page was made under these conventions. The results file records them; rank checks "
-        "that every run carries the file's conventions_key.");
+    const bool tables = !s_.tables.empty();
+    b_.Paragraph(tables ? "Every number on this page was made under these conventions. The runs were read from the "
+                          "tables of earlier reports, whose rank_inputs.json files record the conventions; rank checks "
+                          "that the folders agree. What the tables do not hold is marked \"not in the tables\"."
+                        : "Every number on this page was made under these conventions. The results file records them; "
+                          "rank checks that every run carries the file's conventions_key.");
+    const std::string absent = "not in the tables";
+    auto known = [&](const std::string& v) { return tables && v.empty() ? absent : v; };
+    auto number = [&](double v) { return tables && std::isnan(v) ? absent : Num(v); };
     TextTable t({"convention", "value"});
-    t.AddRow({"results file", s_.path});
-    t.AddRow({"sweep", s_.sweep.empty() ? "(unnamed)" : s_.sweep});
-    t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
-    t.AddRow({"runs", Str(s_.runs_in_file, " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
-                          s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    if (tables) {
+      std::vector<std::string> sweeps;
+      for (const TablesFolder& f : s_.tables) {
+        const std::string status = !f.checked ? "no rank_inputs.json: settings not checked"
+                                   : f.unchecked.empty()
+                                       ? "rank_inputs.json checked"
+                                       : "rank_inputs.json checked; it records runs joined without one from " +
+                                             Join(f.unchecked, ", ") + ": their settings not checked";
+        t.AddRow({"tables", Str(f.path, ": ", s_.RunsFrom(f), " runs; ", status)});
+        for (const std::string& column : f.ignored) t.AddRow({"column ignored", f.path + "/" + column});
+        sweeps.insert(sweeps.end(), f.sweeps.begin(), f.sweeps.end());
+      }
+      t.AddRow({"sweep", sweeps.empty() ? absent : Join(sweeps, ", ")});
+      t.AddRow({"runs", Str(s_.runs_in_file, " in the tables")});
+    } else {
+      t.AddRow({"results file", s_.path});
+      t.AddRow({"sweep", s_.sweep.empty() ? "(unnamed)" : s_.sweep});
+      t.AddRow({"written by", Str(s_.created_by, " at ", s_.created_at)});
+      t.AddRow({"runs", Str(s_.runs_in_file, " in the file; runs_complete ", s_.runs_complete, " of runs_total ",
+                            s_.runs_total, s_.shard.empty() ? "" : "; shard " + s_.shard)});
+    }
     t.AddRow({"run selection", s_.selection.empty() ? "(all)"
                                                     : Str("--runs '", s_.selection, "': ", s_.runs.size(), " of ",
                                                           s_.runs_in_file, " runs ranked")});
     for (const auto& [run, error] : s_.failed) t.AddRow({"failed run", run + ": " + error});
-    t.AddRow({"conventions_key", s_.conventions_key});
+    t.AddRow({"conventions_key", known(s_.conventions_key)});
     const nlohmann::json conv = nlohmann::json::parse(s_.conventions, nullptr, false);
     if (conv.is_object()) {
       AddFlattened(&t, "conventions", conv);
     } else if (!s_.conventions.empty()) {
       t.AddRow({"conventions", s_.conventions});
     }
-    t.AddRow({"reference", Str("ppl ", Num(s_.reference_ppl), ", mean NLL ", Num(s_.reference_mean_nll),
-                               " nats/token, minimal-pair accuracy ", Num(s_.reference_pairs_accuracy))});
-    t.AddRow({"measured text", Distinct([](const SweepRun& r) { return r.text; })});
-    t.AddRow({"measured text sha256", Distinct([](const SweepRun& r) { return r.text_sha256; })});
+    t.AddRow({"reference", Str("ppl ", number(s_.reference_ppl), ", mean NLL ", number(s_.reference_mean_nll),
+                               tables && std::isnan(s_.reference_mean_nll) ? "" : " nats/token",
+                               ", minimal-pair accuracy ", number(s_.reference_pairs_accuracy))});
+    auto measure = [&](auto get) {
+      const std::string v = Distinct(get);
+      return tables && v == "(not recorded)" ? absent : v;
+    };
+    t.AddRow({"measured text", measure([](const SweepRun& r) { return r.text; })});
+    t.AddRow({"measured text sha256", measure([](const SweepRun& r) { return r.text_sha256; })});
     t.AddRow({"seq_len",
-              Distinct([](const SweepRun& r) { return r.seq_len < 0 ? std::string() : std::to_string(r.seq_len); })});
+              measure([](const SweepRun& r) { return r.seq_len < 0 ? std::string() : std::to_string(r.seq_len); })});
     t.AddRow({"windows",
-              Distinct([](const SweepRun& r) { return r.windows < 0 ? std::string() : std::to_string(r.windows); })});
-    t.AddRow({"calibration records", Distinct([](const SweepRun& r) { return CalibrationText(r.compression, true); })});
+              measure([](const SweepRun& r) { return r.windows < 0 ? std::string() : std::to_string(r.windows); })});
+    t.AddRow({"calibration records", Distinct([](const SweepRun& r) {
+                return r.saved ? r.saved->calibration : CalibrationText(r.compression, true);
+              })});
+    for (const std::string& note : a_.outcomes.left_out) t.AddRow({"outcome left out", note});
     t.AddRow({"outcome (ranking, headline, plots)", Str(out_.name, ": ", out_.description)});
     t.AddRow({"coefficient (headline, best predictor, differences)", Coef()});
     t.AddRow({"bootstrap",

@@ -7,6 +7,9 @@
 //   <table>.csv   one CSV per table of the page, plus the full data: correlations.csv (every predictor,
 //                 outcome and coefficient), differences.csv, difference_samples.csv, predictor_values.csv,
 //                 outcome_values.csv, ranking_all_predictors.csv, predictors.csv
+//   rank_inputs.json   what a later join of report folders checks (reports/rank_tables.h)
+// Runs read from saved tables (--tables) have no measure tables or records: the per-layer profiles and
+// runs_full.csv are left out, and what the tables lack says "not in the tables".
 // Rendering only: the numbers come from ranking_analysis.h. Writing the files (staged) is the caller's job.
 #pragma once
 

@@ -32,6 +32,19 @@ RunTest FamilyTerm(const SweepResults& results, const std::string& term, const s
   };
 }
 
+// run=A|B keeps the runs of those names, run!=A|B every other run; each name must be a run of the results.
+RunTest NameTerm(const SweepResults& results, const std::string& term, const std::string& names, bool keep) {
+  std::set<std::string> known, wanted;
+  for (const SweepRun& r : results.runs) known.insert(r.name);
+  for (const std::string& raw : Split(names, '|')) {
+    const std::string name = Trim(raw);
+    PC_CHECK(!name.empty(), "--runs '", term, "': expected run=NAME or run!=A|B, got an empty name");
+    PC_CHECK(known.count(name), "--runs '", term, "': ", results.path, " has no run '", name, "'");
+    wanted.insert(name);
+  }
+  return [&results, wanted, keep](size_t run) { return (wanted.count(results.runs[run].name) > 0) == keep; };
+}
+
 RunTest OutcomeTerm(const SweepResults& results, const OutcomeMatrix& outcomes, const std::string& term, size_t op_at) {
   const std::string name = Trim(term.substr(0, op_at));
   const bool or_equal = op_at + 1 < term.size() && term[op_at + 1] == '=';
@@ -68,8 +81,14 @@ SweepResults SelectRuns(SweepResults results, const std::string& spec) {
     PC_CHECK(!term.empty(), "--runs '", spec, "': an empty term (terms are joined by ',')");
     const size_t op_at = term.find_first_of("<>");
     if (op_at == std::string::npos) {
+      if (StartsWith(term, "run=") || StartsWith(term, "run!=")) {
+        const bool keep = term[3] == '=';
+        tests.push_back(NameTerm(results, term, term.substr(keep ? 4 : 5), keep));
+        continue;
+      }
       PC_CHECK(StartsWith(term, "family="), "--runs '", term,
-               "': expected family=NAME[|NAME...] or OUTCOME<X, <=, >, >= (such as delta_nll<0.1)");
+               "': expected family=NAME[|NAME...], run=NAME[|NAME...], run!=NAME[|NAME...] or OUTCOME<X, <=, >, >= "
+               "(such as delta_nll<0.1)");
       tests.push_back(FamilyTerm(results, term, term.substr(7)));
     } else {
       PC_CHECK(op_at > 0, "--runs '", term, "': expected an outcome name before '", term[op_at], "'");

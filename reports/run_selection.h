@@ -4,6 +4,8 @@
 // SPEC is one or more terms joined by ',' that a run must all meet:
 //   family=A|B|...   the run's `family` (quantization, pruning) or its method family (MethodFamily: rtn, awq,
 //                    perp-awq, gptq, magnitude, wanda, wanda-perp, sparsegpt, joint) is one of the names;
+//   run=A|B|...      the run's name is one of the names; run!=A|B|... it is none of them (each name must be a
+//                    run of the results);
 //   OUTCOME<X, OUTCOME<=X, OUTCOME>X, OUTCOME>=X
 //                    a downstream outcome (ExtractOutcomes' names: delta_nll, kl_mean, ...) against a number;
 //                    a run without that outcome does not meet it.

@@ -158,6 +158,11 @@ std::string Short(const std::string& key) {
 
 }  // namespace
 
+size_t SweepResults::RunsFrom(const TablesFolder& folder) const {
+  return size_t(std::count_if(runs.begin(), runs.end(),
+                              [&](const SweepRun& r) { return r.saved && r.saved->folder == folder.path; }));
+}
+
 std::string FirstConventionDifference(const std::string& a, const std::string& b) {
   const nlohmann::json ja = nlohmann::json::parse(a, nullptr, false);
   const nlohmann::json jb = nlohmann::json::parse(b, nullptr, false);

@@ -7,6 +7,10 @@
 // at least one run, the attributes and tables rank needs, `status` = "complete", and one `conventions_key`
 // for the file and every run (merge refuses mixed files; rank checks anyway, naming the first differing
 // convention).
+//
+// The same structs hold runs read back from the tables of earlier rank reports (`perpcomp rank --tables`,
+// reports/rank_tables.h): such a run has its saved values (SweepRun::saved) instead of measure tables and
+// downstream groups, and SweepResults::tables names the folders.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +37,18 @@ struct PairFileScore {
   double accuracy_drop = 0;  // NaN when the file has no `accuracy_drop` column
 };
 
+// The values an earlier `perpcomp rank --out DIR` wrote for one run (reports/rank_tables.h).
+struct SavedRun {
+  std::string folder;                        // DIR
+  std::map<std::string, double> predictors;  // predictor_values.csv: every column that names a predictor
+  std::map<std::string, double> outcomes;    // outcome_values.csv: the non-empty cells of the outcome columns
+  std::string calibration, seconds;          // runs.csv's cells as rank wrote them ("" when the column is absent)
+};
+
 struct SweepRun {
   std::string name;  // the group name under /runs
   int64_t index = -1;
+  // params: the main method's parameters as JSON (a run from saved tables: runs.csv's text "k=v, ...").
   std::string recipe, method, family, params, recipe_yaml, compression, status;
   std::string method_family;  // MethodFamily(method, params): what leave-one-family-out leaves out
   std::string conventions, conventions_key;
@@ -56,6 +69,20 @@ struct SweepRun {
   bool has_lm_eval = false;
   std::string lm_eval_source, lm_eval_sha256;
   std::vector<LmEvalScore> lm_eval;
+
+  // Set for a run read from saved tables: then `sites` is empty and the tables, downstream scores, records,
+  // conventions and seconds above are absent; the measure attributes are its folder's rank_inputs.json's.
+  std::optional<SavedRun> saved;
+};
+
+// A folder of saved tables the runs were read from (--tables DIR).
+struct TablesFolder {
+  std::string path;
+  bool checked = false;                // it has a rank_inputs.json, checked against the other folders'
+  std::vector<std::string> sweeps;     // the sweeps its rank_inputs.json names
+  std::vector<std::string> unchecked;  // folders its runs were joined from without a rank_inputs.json (recorded)
+  std::vector<std::string> outcomes;   // its outcome_values.csv's outcome columns, in file order
+  std::vector<std::string> ignored;    // its columns that name no predictor or outcome of this version
 };
 
 // The method family of a run for the rankings: the method's name (rtn, awq, perp-awq, gptq,
@@ -75,6 +102,11 @@ struct SweepResults {
   std::vector<SweepRun> runs;                                                      // ordered by `index`, then by name
   size_t runs_in_file = 0;  // runs read from the file (SelectRuns may keep fewer)
   std::string selection;    // the SelectRuns spec that chose `runs` ("" = every run of the file)
+  // --tables: the folders, in the order given (empty for a results file). `path` then names them all; the
+  // conventions, reference scores and primary comparisons are those their rank_inputs.json files agree on.
+  std::vector<TablesFolder> tables;
+  // The runs read from `folder` (--tables).
+  size_t RunsFrom(const TablesFolder& folder) const;
 };
 
 // Reads and checks a sweep-results file (see the top of this file).

@@ -1,6 +1,8 @@
 // perpcomp rank results.h5 --out DIR: which error metric predicts downstream loss across a sweep's runs, and
-// which run wins (docs/RANKING.md). Reads a sweep-results file, correlates every predictor with every outcome
-// (bootstrap intervals over runs), writes DIR/report.html, report.md and CSVs (staged), prints the headline.
+// which run wins (docs/RANKING.md). Reads a sweep-results file, or with --tables DIR ... the tables of earlier
+// reports (reports/rank_tables.h), correlates every predictor with every outcome (bootstrap intervals over
+// runs), writes DIR/report.html, report.md, CSVs and rank_inputs.json (staged), prints the headline.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "core/strings.h"
 #include "core/threads.h"
 #include "reports/predictors.h"
+#include "reports/rank_tables.h"
 #include "reports/ranking_analysis.h"
 #include "reports/ranking_report.h"
 #include "reports/run_selection.h"
@@ -49,6 +52,7 @@ void WriteFile(const std::string& path, const std::string& content) {
 int RunRank(const std::vector<std::string>& args) {
   CommonOptions common;
   std::string results_path, out_dir, coefficient = "spearman", primary, runs;
+  std::vector<std::string> tables;
   reports::RankOptions options;
   uint64_t seed = 0;
   int resamples = 2000, held_out_splits = 200;
@@ -56,6 +60,9 @@ int RunRank(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()
     ("results", po::value<std::string>(&results_path), "sweep-results file (perpcomp sweep / merge)")
+    ("tables", po::value<std::vector<std::string>>(&tables)->composing(),
+     "instead of a results file: a folder an earlier perpcomp rank --out wrote; repeat to join several "
+     "(docs/RANKING.md \"Ranking from saved tables\")")
     ("out", po::value<std::string>(&out_dir), "output folder: report.html, report.md, CSVs (staged)")
     ("outcome", po::value<std::string>(&options.outcome)->default_value("delta_nll"),
      "downstream score to rank runs by and to headline (see --list-outcomes)")
@@ -74,15 +81,17 @@ int RunRank(const std::vector<std::string>& args) {
     ("held-out-splits", po::value<int>(&held_out_splits)->default_value(200),
      "random half splits of the exploratory best-of-many check (0: none)")
     ("list-predictors", po::bool_switch(&list_predictors),
-     "print the predictors (those available in the results file when one is given) and exit")
-    ("list-outcomes", po::bool_switch(&list_outcomes), "print the outcomes of the results file and exit")
+     "print the predictors (those available in the results file or the tables when given) and exit")
+    ("list-outcomes", po::bool_switch(&list_outcomes), "print the outcomes of the results file or the tables and exit")
     ("overwrite", po::bool_switch(&overwrite), "replace an existing --out folder");
   AddCommonOptions(desc, common);
   po::positional_options_description positional;
   positional.add("results", 1);
   po::variables_map vm;
-  if (!Parse("rank", "results.h5 --out DIR [--outcome NAME] [--predictors GLOBS] [--seed S] [--bootstrap B]", desc, args,
-             vm, &positional, &common)) {
+  if (!Parse("rank",
+             "(results.h5 | --tables DIR [--tables DIR ...]) --out DIR [--outcome NAME] [--predictors GLOBS] "
+             "[--seed S] [--bootstrap B]",
+             desc, args, vm, &positional, &common)) {
     return 0;
   }
   PC_CHECK(held_out_splits >= 0, "--held-out-splits must not be negative, got ", held_out_splits);
@@ -103,18 +112,38 @@ int RunRank(const std::vector<std::string>& args) {
   options.threads = common.threads;  // checked by Parse (1 .. cores)
   options.Validate();
 
-  if (list_predictors && results_path.empty()) {
+  PC_CHECK(results_path.empty() || tables.empty(), "rank: a results file (", results_path,
+           ") and --tables are mutually exclusive: rank one results file, or the tables of earlier reports");
+  if (list_predictors && results_path.empty() && tables.empty()) {
     PrintPredictors(reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors), {});
     return 0;
   }
-  PC_CHECK(!results_path.empty(), "rank: no results file given (usage: perpcomp rank results.h5 --out DIR)");
+  PC_CHECK(!results_path.empty() || !tables.empty(),
+           "rank: no results file given and no --tables (usage: perpcomp rank results.h5 --out DIR, or perpcomp rank "
+           "--tables DIR [--tables DIR ...] --out DIR)");
+  const std::string input = tables.empty() ? results_path : Join(tables, ", ");
   if (!list_predictors && !list_outcomes) {
     PC_CHECK(!out_dir.empty(), "rank: --out DIR is required (the report's folder)");
     fs::CheckOutputPath(out_dir, overwrite, "--out", fs::OutputKind::kFolder);
-    fs::CheckNotAnInput(out_dir, "--out", {{"the results file", results_path}});
+    std::vector<std::pair<std::string, std::string>> inputs = {{"the results file", results_path}};
+    for (const std::string& t : tables) inputs.push_back({"--tables", t});
+    fs::CheckNotAnInput(out_dir, "--out", inputs);
   }
 
-  reports::SweepResults results = reports::ReadSweepResults(results_path);
+  reports::SweepResults results =
+      tables.empty() ? reports::ReadSweepResults(results_path) : reports::ReadRankTables(tables, options);
+  const std::vector<std::string> unchecked = reports::UncheckedFolders(results);
+  if (!unchecked.empty()) {
+    log::Warn("rank", "no rank_inputs.json in ", Join(unchecked, ", "),
+              " (written before rank recorded it): the conventions, reference scores and measure settings of those "
+              "runs are unknown and are not checked");
+  }
+  for (const reports::TablesFolder& f : results.tables) {
+    if (!f.ignored.empty()) {
+      log::Info("rank", f.path, ": ", f.ignored.size(), " columns name no predictor or outcome of this perpcomp and "
+                "are ignored (", Join(f.ignored, ", "), ")");
+    }
+  }
   if (vm.count("runs")) results = reports::SelectRuns(std::move(results), runs);
   if (list_predictors) {
     const auto m = reports::ExtractPredictors(results, reports::SelectPredictors(reports::PredictorCatalogue(), options.predictors));
@@ -128,7 +157,7 @@ int RunRank(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  log::Info("rank", results_path, ": ", results.runs.size(), " runs",
+  log::Info("rank", input, ": ", results.runs.size(), " runs",
             results.selection.empty() ? "" : Str(" of ", results.runs_in_file, " (--runs)"), "; bootstrap ",
             options.bootstrap.resamples, " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
 
@@ -144,8 +173,10 @@ int RunRank(const std::vector<std::string>& args) {
   staged.Commit();
 
   std::printf("%s", report.headline.c_str());
+  const size_t csv_files = size_t(std::count_if(report.files.begin(), report.files.end(),
+                                                 [](const reports::ReportFile& f) { return EndsWith(f.name, ".csv"); }));
   std::printf("report: %s (%zu tables, %zu figures; report.md and %zu CSV files beside it)\n",
-              fs::Join(out_dir, "report.html").c_str(), report.html_tables, report.html_figures, report.files.size() - 2);
+              fs::Join(out_dir, "report.html").c_str(), report.html_tables, report.html_figures, csv_files);
   return 0;
 }
 

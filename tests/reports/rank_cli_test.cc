@@ -1,5 +1,6 @@
 // `perpcomp rank` end to end on synthetic sweep-results files: the files, the headline, a seed's
-// reproducibility through the command (and independence of --threads), a selection of runs (--runs), the
+// reproducibility through the command (and independence of --threads), a selection of runs (--runs), ranking
+// the report folders again (--tables: a round trip, a join of two folders, the option checks), the
 // refusals with their messages, the listings, and the report in headless Chromium (console, rendered tables
 // and SVGs, a screenshot).
 #include <catch2/catch.hpp>
@@ -122,6 +123,59 @@ TEST_CASE("perpcomp rank --runs ranks a selection and records it", "[reports][ra
   r = pc::test::RunPerpcomp("rank " + Q(f.results) + " --out " + Q(f.dir + "/none") + " --runs ''");
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("--runs: expected terms such as family=pruning"));
+}
+
+TEST_CASE("perpcomp rank --tables ranks report folders to the numbers of their results file", "[reports][rank][cli]") {
+  const Fixture f = MakeFixture(12);
+  const std::string all = f.dir + "/all", again = f.dir + "/again", quant = f.dir + "/quant", prune = f.dir + "/prune";
+  auto rank = [&](const std::string& args) {
+    pc::test::RunResult r = pc::test::RunPerpcomp("rank " + args + kQuick + " --seed 3 --held-out-splits 50");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r;
+  };
+  rank(Q(f.results) + " --out " + Q(all));
+  CHECK_THAT(Slurp(all + "/rank_inputs.json"), Contains("\"format\": \"perpcomp-rank-inputs\""));
+  const char* const numbers[] = {"correlations.csv",     "differences.csv",    "difference_samples.csv",
+                                 "predictor_values.csv", "outcome_values.csv", "ranking.csv"};
+  // Round trip: the report's own folder ranks to the same numbers.
+  pc::test::RunResult r = rank("--tables " + Q(all) + " --out " + Q(again));
+  CHECK_THAT(r.out, Contains("perpcomp rank: 12 runs from saved tables: " + all +
+                             " 12 (sweep 'fixture-sweep'); "
+                             "families: rtn 3, awq 3, magnitude 3, wanda 3"));
+  CHECK(ReportedCounts(r.out).second == 1 + 1 + 9 + 3);  // no per-layer profiles: not in the tables
+  for (const char* name : numbers) {
+    INFO(name);
+    CHECK(Slurp(again + "/" + name) == Slurp(all + "/" + name));
+  }
+  // Two folders of a split sweep join to the numbers of all runs at once; one without rank_inputs.json is
+  // accepted with a warning.
+  rank(Q(f.results) + " --runs family=quantization --out " + Q(quant));
+  rank(Q(f.results) + " --runs family=pruning --out " + Q(prune));
+  pc::fs::RemoveAll(prune + "/rank_inputs.json");
+  r = rank("--tables " + Q(quant) + " --tables " + Q(prune) + " --out " + Q(f.dir + "/joined"));
+  CHECK_THAT(r.out, Contains("12 runs from saved tables: " + quant + " 6, " + prune + " 6") &&
+                        Contains("settings not checked: no rank_inputs.json in " + prune));
+  CHECK(Count(r.err, "no rank_inputs.json in " + prune) == 1);
+  for (const char* name : numbers) {
+    INFO(name);
+    CHECK(Slurp(f.dir + "/joined/" + name) == Slurp(all + "/" + name));
+  }
+  pc::test::RunResult listed = pc::test::RunPerpcomp("rank --tables " + Q(quant) + " --list-outcomes");
+  REQUIRE(listed.exit_code == 0);
+  CHECK_THAT(listed.out, Contains("delta_nll\t6 runs\t") && Contains("lm_eval.blimp_agr.acc\t4 runs\t"));
+
+  auto err = [&](const std::string& args) {
+    pc::test::RunResult bad = pc::test::RunPerpcomp("rank " + args);
+    CHECK(bad.exit_code != 0);
+    return bad.err;
+  };
+  CHECK_THAT(err(Q(f.results) + " --tables " + Q(all) + " --out " + Q(f.dir + "/x")),
+             Contains("and --tables are mutually exclusive"));
+  CHECK_THAT(err("--tables " + Q(quant) + " --tables " + Q(all) + " --out " + Q(f.dir + "/x")),
+             Contains("--tables: run 'rtn-0' is in both " + quant + " and " + all));
+  CHECK_THAT(err("--tables " + Q(f.dir + "/nowhere") + " --out " + Q(f.dir + "/x")), Contains("not a folder"));
+  CHECK_FALSE(pc::fs::Exists(f.dir + "/x"));
 }
 
 TEST_CASE("perpcomp rank: bad input is refused or reported with its reason", "[reports][rank][cli]") {

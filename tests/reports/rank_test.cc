@@ -481,6 +481,15 @@ TEST_CASE("rank: --runs selects runs by family and by outcome, and refuses bad t
           return r.family == "pruning" && r.downstream.at("delta_nll") < mid;
         }));
 
+  // By name: run=A|B keeps those, run!=A|B drops them; combined with the other terms.
+  const std::string first = all.runs[0].name, second = all.runs[1].name;
+  CHECK(names(SelectRuns(all, "run=" + first + "|" + second)) == std::vector<std::string>{first, second});
+  CHECK(names(SelectRuns(all, "run!=" + first)) == expected([&](const auto& r) { return r.name != first; }));
+  CHECK(names(SelectRuns(all, "run!=" + first + " , family=pruning")) ==
+        expected([&](const auto& r) { return r.name != first && r.family == "pruning"; }));
+  CHECK_THROWS_WITH(SelectRuns(all, "run=nosuch"), Contains("--runs 'run=nosuch'") && Contains("has no run 'nosuch'"));
+  CHECK_THROWS_WITH(SelectRuns(all, "run!=" + first + "|"), Contains("got an empty name"));
+
   CHECK_THROWS_WITH(SelectRuns(all, "family=foo"),
                     Contains("--runs 'family=foo': no run of") && Contains("has family 'foo'") &&
                         Contains("quantization") && Contains("wanda"));
@@ -488,7 +497,7 @@ TEST_CASE("rank: --runs selects runs by family and by outcome, and refuses bad t
   CHECK_THROWS_WITH(SelectRuns(all, "nll<1"), Contains("'nll' is not an outcome") && Contains("delta_nll"));
   CHECK_THROWS_WITH(SelectRuns(all, "delta_nll<abc"), Contains("--runs 'delta_nll<abc': expected a number, got 'abc'"));
   CHECK_THROWS_WITH(SelectRuns(all, "<1"), Contains("expected an outcome name before '<'"));
-  CHECK_THROWS_WITH(SelectRuns(all, "pruning"), Contains("expected family=NAME[|NAME...] or OUTCOME<X"));
+  CHECK_THROWS_WITH(SelectRuns(all, "pruning"), Contains("expected family=NAME[|NAME...], run=NAME[|NAME...], run!=NAME[|NAME...] or OUTCOME<X"));
   CHECK_THROWS_WITH(SelectRuns(all, "family=pruning,"), Contains("an empty term"));
   CHECK_THROWS_WITH(SelectRuns(all, " "), Contains("got an empty value"));
   CHECK_THROWS_WITH(SelectRuns(all, "delta_nll<-1e9"), Contains("no run of") && Contains("meets it (12 runs)"));
