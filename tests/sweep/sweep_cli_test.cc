@@ -91,6 +91,22 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   for (const auto& l : pc::Split(pilot.out, '\n')) pilot_runs += l.find("grid at") != std::string::npos;
   CHECK(pilot_runs == 24);
 
+  // Its second half: 26 other recipes at the pilot's settings and the check run (the pilot's rtn-w4g32).
+  auto half = RunPerpcomp("sweep --sweep " + Q(sweeps + "study-pilot-2.yaml") + " --dry-run");
+  INFO(half.err);
+  REQUIRE(half.exit_code == 0);
+  CHECK_THAT(half.out, Contains("sweep 'study-pilot-2'") && Contains("gptq-w2g32") && Contains("sparsegpt-s0.5-w4g128") &&
+                           Contains("awq-w4g32-seed1") && Contains("rtn-w4g32"));
+  int half_runs = 0;
+  for (const auto& l : pc::Split(half.out, '\n')) {
+    half_runs += l.find("grid at") != std::string::npos;
+    // No recipe of the pilot but the check run: the two halves join by run name.
+    for (const char* pilot_only : {"rtn-w3g32", "gptq-w4g32 ", "wanda-s0.5 ", "awq-w4g32 "}) {
+      CHECK(l.find(pilot_only) == std::string::npos);
+    }
+  }
+  CHECK(half_runs == 27);
+
   // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
   REQUIRE(shard.exit_code == 0);
