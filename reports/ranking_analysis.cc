@@ -342,6 +342,12 @@ std::vector<std::string> UncheckedFolders(const SweepResults& results) {
   return out;
 }
 
+std::string UncheckedNote(const std::vector<std::string>& unchecked) {
+  return Str("no rank_inputs.json in ", Join(unchecked, ", "),
+             " (written before rank recorded it): the conventions, reference scores and measure settings of those "
+             "runs are unknown and were not checked");
+}
+
 std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   const OutcomeInfo& outcome = a.outcomes.outcomes[a.outcome];
   const std::string coef = CoefficientTitle(a.options.coefficient);
@@ -362,9 +368,7 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& a) {
   out += Str("; families: ", Join(fam, ", "), "\n");
   const std::vector<std::string> unchecked = UncheckedFolders(results);
   if (!unchecked.empty()) {
-    out += Str("settings not checked: no rank_inputs.json in ", Join(unchecked, ", "),
-               " (written before rank recorded it): the conventions, reference scores and measure settings of those "
-               "runs are unknown and were not checked\n");
+    out += "settings not checked: " + UncheckedNote(unchecked) + "\n";
   }
   if (!results.failed.empty()) {
     std::vector<std::string> names;

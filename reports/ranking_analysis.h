@@ -107,5 +107,7 @@ std::string Headline(const SweepResults& results, const RankingAnalysis& analysi
 // Saved tables: the folders whose settings could not be checked (no rank_inputs.json), also those recorded as
 // unchecked by a folder's own rank_inputs.json ("DIR (joined into DIR2)"). Empty for a results file.
 std::vector<std::string> UncheckedFolders(const SweepResults& results);
+// The sentence that names those folders, for the log and the headline.
+std::string UncheckedNote(const std::vector<std::string>& unchecked);
 
 }  // namespace pc::reports

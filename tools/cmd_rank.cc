@@ -121,7 +121,6 @@ int RunRank(const std::vector<std::string>& args) {
   PC_CHECK(!results_path.empty() || !tables.empty(),
            "rank: no results file given and no --tables (usage: perpcomp rank results.h5 --out DIR, or perpcomp rank "
            "--tables DIR [--tables DIR ...] --out DIR)");
-  const std::string input = tables.empty() ? results_path : Join(tables, ", ");
   if (!list_predictors && !list_outcomes) {
     PC_CHECK(!out_dir.empty(), "rank: --out DIR is required (the report's folder)");
     fs::CheckOutputPath(out_dir, overwrite, "--out", fs::OutputKind::kFolder);
@@ -134,9 +133,7 @@ int RunRank(const std::vector<std::string>& args) {
       tables.empty() ? reports::ReadSweepResults(results_path) : reports::ReadRankTables(tables, options);
   const std::vector<std::string> unchecked = reports::UncheckedFolders(results);
   if (!unchecked.empty()) {
-    log::Warn("rank", "no rank_inputs.json in ", Join(unchecked, ", "),
-              " (written before rank recorded it): the conventions, reference scores and measure settings of those "
-              "runs are unknown and are not checked");
+    log::Warn("rank", reports::UncheckedNote(unchecked));
   }
   for (const reports::TablesFolder& f : results.tables) {
     if (!f.ignored.empty()) {
@@ -157,7 +154,7 @@ int RunRank(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  log::Info("rank", input, ": ", results.runs.size(), " runs",
+  log::Info("rank", results.path, ": ", results.runs.size(), " runs",
             results.selection.empty() ? "" : Str(" of ", results.runs_in_file, " (--runs)"), "; bootstrap ",
             options.bootstrap.resamples, " resamples, seed ", options.bootstrap.seed, ", ", options.threads, " threads");
 
