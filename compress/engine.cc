@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/tensor_util.h"
 #include "model/sizes.h"
 
 namespace pc {
@@ -84,7 +85,7 @@ void AccumulateInput(InputStats& s, uint32_t kinds, const at::Tensor& flat) {
   s.tokens += flat.size(0);
   if (kinds & kStatAbsSum) AddTo(s.abs_sum, flat.abs().sum(0).to(at::kDouble));
   if (kinds & kStatSqSum) AddTo(s.sq_sum, (flat * flat).sum(0).to(at::kDouble));
-  if (kinds & kStatGram) AddTo(s.gram, at::mm(flat.t(), flat).to(at::kDouble));
+  if (kinds & kStatGram) AddTo(s.gram, Gram(flat).to(at::kDouble));
 }
 
 // Collects input statistics (and method accumulators) for a set of linears of one block.
@@ -136,18 +137,32 @@ class StatsHooks : public ForwardHooks {
 
 // Captures the inputs of the logged linears on the logging windows: (n, in) float32 per input
 // tensor, concatenated over micro-batches. Linears that read the same tensor (InputIndex: q, k, v;
-// gate, up) share one capture, taken at the first of them.
+// gate, up) share one capture, taken at the first of them. With `outputs`, also each logged
+// linear's output column sums of squares (out,) float64: the denominator of its logged error,
+// taken from the forward instead of recomputed. Limit() restricts the capture to the first
+// windows of each following batch, so a pass over all calibration windows can take it.
 class CaptureHooks : public ForwardHooks {
  public:
   // linear index -> InputIndex of its role, for every logged linear
-  explicit CaptureHooks(const std::map<int, int>& input_of) : input_of_(input_of) {
+  CaptureHooks(const std::map<int, int>& input_of, bool outputs) : input_of_(input_of), outputs_(outputs) {
     for (const auto& [index, input] : input_of_) first_.emplace(input, index);  // lowest index per input
   }
-  bool Wants(SiteKind k) const override { return k == SiteKind::kLinearInput; }
+  bool Wants(SiteKind k) const override {
+    return k == SiteKind::kLinearInput || (outputs_ && k == SiteKind::kLinearOutput);
+  }
+  // The next batches: capture their first `windows` windows (0: none; -1, the default: all).
+  void Limit(int64_t windows) { windows_ = windows; }
   at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor&) override {
     auto it = input_of_.find(site.index);
-    if (it != input_of_.end() && first_.at(it->second) == site.index) {
-      parts_[it->second].push_back(x.reshape({-1, x.size(-1)}).to(at::kFloat));
+    if (it == input_of_.end() || windows_ == 0) return x;
+    at::Tensor flat = x.reshape({-1, x.size(-1)});  // (B*T, features), x (B, T, features)
+    if (windows_ > 0 && windows_ < x.size(0)) flat = flat.narrow(0, 0, windows_ * x.size(1));
+    if (site.kind == SiteKind::kLinearOutput) {
+      at::Tensor sq = flat.to(at::kFloat).square().sum(0).to(at::kDouble);  // (out,)
+      at::Tensor& acc = out_sq_[site.index];
+      if (acc.defined()) acc.add_(sq); else acc = sq;
+    } else if (first_.at(it->second) == site.index) {
+      parts_[it->second].push_back(flat.to(at::kFloat));
     }
     return x;
   }
@@ -159,12 +174,52 @@ class CaptureHooks : public ForwardHooks {
     if (parts.size() > 1) parts = {at::cat(parts, 0)};
     return parts.front();
   }
+  // Σ over the captured rows of linear `index`'s output squared (out,) float64; undefined
+  // without `outputs`.
+  at::Tensor OutputSquares(int index) const {
+    auto it = out_sq_.find(index);
+    return it != out_sq_.end() ? it->second : at::Tensor();
+  }
 
  private:
   std::map<int, int> input_of_;
+  bool outputs_;
+  int64_t windows_ = -1;
   std::map<int, int> first_;                     // input index -> linear index captured
   std::map<int, std::vector<at::Tensor>> parts_;  // input index -> micro-batches
+  std::map<int, at::Tensor> out_sq_;              // linear index -> (out,) float64
 };
+
+// Both hooks, in order, on one pass (CaptureHooks and StatsHooks observe without replacing).
+class TeeHooks : public ForwardHooks {
+ public:
+  TeeHooks(ForwardHooks& a, ForwardHooks& b) : a_(a), b_(b) {}
+  bool Wants(SiteKind k) const override { return a_.Wants(k) || b_.Wants(k); }
+  at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor& incoming) override {
+    at::Tensor y = a_.Wants(site.kind) ? a_.At(site, x, incoming) : x;
+    return b_.Wants(site.kind) ? b_.At(site, y, incoming) : y;
+  }
+
+ private:
+  ForwardHooks& a_;
+  ForwardHooks& b_;
+};
+
+// Runs block `layer` on x (N, L, d) in micro-batches of mb windows into out (like
+// RunBlockBatched), while `capture` takes the first `capture_windows` windows.
+at::Tensor RunBlockCapturing(Model& model, int layer, const at::Tensor& x, int64_t mb, CaptureHooks& capture,
+                             int64_t capture_windows) {
+  const int64_t N = x.size(0), L = x.size(1);
+  at::Tensor out = at::empty_like(x);
+  ForwardContext ctx = model.MakeContext(L, 0, &capture);
+  for (int64_t s = 0; s < N; s += mb) {
+    const int64_t n = std::min(mb, N - s);
+    capture.Limit(std::max<int64_t>(0, std::min(n, capture_windows - s)));
+    out.narrow(0, s, n).copy_(model.BlockForward(layer, x.narrow(0, s, n), ctx));
+  }
+  capture.Limit(-1);
+  return out;
+}
 
 // A linear's weight and bias as they were at some point (model dtype).
 struct LinearCopy {
@@ -173,26 +228,57 @@ struct LinearCopy {
   LinearCopy(at::Tensor w, at::Tensor b) : weight(std::move(w)), bias(std::move(b)) {}
 };
 
-constexpr int64_t kLogRows = 128;  // rows per chunk: the float64 temporaries stay a few MB
+constexpr int64_t kLogRows = 128;  // rows per chunk of the weight error: the float64 temporaries stay a few MB
+
+// Rows per chunk of a product with `out` columns: about 2^20 outputs (8 MiB in float64).
+int64_t OutputChunkRows(int64_t out) { return std::max<int64_t>(16, (int64_t{1} << 20) / std::max<int64_t>(1, out)); }
 
 at::Tensor F32(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : at::Tensor(); }
 
 double Ratio(double num, double den) { return den > 0 ? num / den : (num > 0 ? INFINITY : 0.0); }
 
+// Σ over the rows of x (n, in) of ‖x dᵀ + c‖² in float64, in row chunks; d (out, in) float32,
+// c (out,) or undefined.
+double SquaredOutputs(const at::Tensor& x, const at::Tensor& d, const at::Tensor& c) {
+  const int64_t rows = OutputChunkRows(d.size(0));
+  double sum = 0;
+  for (int64_t r = 0; r < x.size(0); r += rows) {
+    sum += at::linear(x.narrow(0, r, std::min(rows, x.size(0) - r)), d, c).to(at::kDouble).square().sum().item<double>();
+  }
+  return sum;
+}
+
 // ‖(x̂ ŵᵀ + b̂) − s ⊙ (x wᵀ + b)‖² / ‖s ⊙ (x wᵀ + b)‖² over the rows of x̂, x (n, in); s (out,) or
-// undefined (1). Computed in row chunks, so the outputs are never held whole.
+// undefined (1). ref_sq (out,) float64: Σ over the rows of (x wᵀ + b)², when the forward gave it
+// (CaptureHooks), else computed here. When x̂ is x and s is 1, the numerator is ‖x (ŵ − w)ᵀ +
+// (b̂ − b)‖²: one product instead of two, without the cancellation of subtracting them. Computed in
+// row chunks, so the outputs are never held whole.
 double RelOutputError(const at::Tensor& x_hat, const LinearCopy& hat, const at::Tensor& x, const LinearCopy& ref,
-                      const at::Tensor& out_scale) {
+                      const at::Tensor& out_scale, const at::Tensor& ref_sq) {
   const at::Tensor w_hat = F32(hat.weight), b_hat = F32(hat.bias), w = F32(ref.weight), b = F32(ref.bias);
   const at::Tensor s = out_scale.defined() ? F32(out_scale).unsqueeze(0) : at::Tensor();  // (1, out)
-  double num = 0, den = 0;
-  for (int64_t r = 0; r < x.size(0); r += kLogRows) {
-    const int64_t k = std::min(kLogRows, x.size(0) - r);
+  double den = 0;
+  if (ref_sq.defined()) {
+    den = (s.defined() ? ref_sq * s.squeeze(0).to(at::kDouble).square() : ref_sq).sum().item<double>();
+  } else {
+    den = s.defined() ? SquaredOutputs(x, w * s.t(), b.defined() ? b * s.squeeze(0) : b) : SquaredOutputs(x, w, b);
+  }
+  if (x_hat.is_same(x) && !s.defined()) {
+    at::Tensor db;  // (out,) b̂ − b, undefined when neither has a bias
+    if (b_hat.defined() && b.defined()) {
+      db = b_hat - b;
+    } else if (b_hat.defined() || b.defined()) {
+      db = b_hat.defined() ? b_hat : -b;
+    }
+    return Ratio(SquaredOutputs(x, w_hat - w, db), den);
+  }
+  const int64_t rows = OutputChunkRows(w.size(0));
+  double num = 0;
+  for (int64_t r = 0; r < x.size(0); r += rows) {
+    const int64_t k = std::min(rows, x.size(0) - r);
     at::Tensor y = at::linear(x.narrow(0, r, k), w, b);  // (k, out)
     if (s.defined()) y = y * s;
-    at::Tensor y64 = y.to(at::kDouble);
-    num += (at::linear(x_hat.narrow(0, r, k), w_hat, b_hat).to(at::kDouble) - y64).pow(2).sum().item<double>();
-    den += y64.pow(2).sum().item<double>();
+    num += (at::linear(x_hat.narrow(0, r, k), w_hat, b_hat).to(at::kDouble) - y.to(at::kDouble)).square().sum().item<double>();
   }
   return Ratio(num, den);
 }
@@ -216,15 +302,19 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 // The logged values of a linear `m` compressed: its output error on the logging windows (x_hat:
 // the inputs it sees now, x: the original's inputs, orig: the original weights), and the error of
 // the naive counterpart, the weight change from `start` (what the method compressed) and the
-// sparsity. Refuses non-finite weights, naming the linear.
+// sparsity. ref_sq: the original outputs' column sums of squares on x (CaptureHooks), or undefined.
+// Refuses non-finite weights, naming the linear.
 void LogCompressed(const Method& m, const Linear& lin, const std::string& name, const at::Tensor& x_hat,
-                   const at::Tensor& x, const LinearCopy& orig, const LinearCopy& start, Record& rec) {
+                   const at::Tensor& x, const LinearCopy& orig, const LinearCopy& start, const at::Tensor& ref_sq,
+                   Record& rec) {
   PC_CHECK(at::isfinite(lin.weight).all().item<bool>(), "compress: ", m.Describe(), " produced non-finite ",
            "weights for '", name, "'");
   const LinearCopy now(lin.weight, lin.bias);
-  rec.values["err_after"] = RelOutputError(x_hat, now, x, orig, m.OutputScale(lin));
+  rec.values["err_after"] = RelOutputError(x_hat, now, x, orig, m.OutputScale(lin), ref_sq);
   at::Tensor naive = m.NaiveWeight(orig.weight);
-  if (naive.defined()) rec.values["err_before"] = RelOutputError(x, LinearCopy(naive, orig.bias), x, orig, at::Tensor());
+  if (naive.defined()) {
+    rec.values["err_before"] = RelOutputError(x, LinearCopy(naive, orig.bias), x, orig, at::Tensor(), ref_sq);
+  }
   rec.values["weight_rel_err"] = RelWeightError(lin.weight, start.weight);
   rec.values["sparsity"] =
       static_cast<double>((lin.weight == 0).sum().item<int64_t>()) / static_cast<double>(lin.weight.numel());
@@ -281,7 +371,7 @@ void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, 
   const auto t0 = std::chrono::steady_clock::now();
   m.CompressLinear(head, stats, rec);
   rec.values["seconds"] = Seconds(t0);
-  LogCompressed(m, head, e.name, x_log, x_log, start, start, rec);
+  LogCompressed(m, head, e.name, x_log, x_log, start, start, at::Tensor(), rec);
   result.records.push_back(std::move(rec));
 }
 
@@ -296,8 +386,11 @@ struct StageLinear {
 // stage's statistics see the earlier stages' compressed outputs. Each stage takes the statistics
 // its members' methods ask for (and their outputs, for the methods that want them) in one pass
 // over x in micro-batches of `mb` windows, none when no member needs any, then calls
-// compress(k, stats) for each member k (an index into `linears`) in order. Returns the passes run.
+// compress(k, stats) for each member k (an index into `linears`) in order. With `capture`, the
+// (then only) stage's pass also gives it its first `capture_windows` windows, before any member
+// is compressed. Returns the passes run.
 int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, const std::vector<StageLinear>& linears,
+                    CaptureHooks* capture, int64_t capture_windows,
                     const std::function<void(size_t, const InputStats&)>& compress) {
   Block& block = model.block(layer);
   std::map<int, std::vector<size_t>> stages;  // stage -> members (indices into linears)
@@ -320,12 +413,17 @@ int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, co
       targets[linears[k].index] = t;
     }
     StatsHooks hooks(block, targets);
+    PC_ASSERT(capture == nullptr || (any && stages.size() == 1), "a capture needs the one stage's pass");
     if (any) {
-      ForwardContext ctx = model.MakeContext(L, 0, &hooks);
+      TeeHooks both(capture != nullptr ? static_cast<ForwardHooks&>(*capture) : hooks, hooks);
+      ForwardContext ctx = model.MakeContext(L, 0, capture != nullptr ? static_cast<ForwardHooks*>(&both) : &hooks);
       for (int64_t s = 0; s < N; s += mb) {
+        const int64_t n = std::min(mb, N - s);
         hooks.NewBatch();
-        model.BlockForward(layer, x.narrow(0, s, std::min(mb, N - s)), ctx);
+        if (capture != nullptr) capture->Limit(std::max<int64_t>(0, std::min(n, capture_windows - s)));
+        model.BlockForward(layer, x.narrow(0, s, n), ctx);
       }
+      if (capture != nullptr) capture->Limit(-1);
       ++passes;
     }
     for (size_t k : members) compress(k, *hooks.targets()[linears[k].index].stats);
@@ -349,7 +447,7 @@ int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m
   }
   std::vector<StageLinear> linears;
   for (int i : members) linears.push_back({i, &m});
-  return CompressByStage(model, layer, x, micro_batch, linears, [&](size_t k, const InputStats& stats) {
+  return CompressByStage(model, layer, x, micro_batch, linears, nullptr, 0, [&](size_t k, const InputStats& stats) {
     Linear& lin = block.linears[linears[k].index];
     Record rec;
     rec.kind = "linear";
@@ -422,24 +520,41 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
         todo.push_back(e);
       }
     }
+    // The log compares every compressed linear with the original on the logging windows: the
+    // original inputs and outputs, and the weights as they were before any transform. They are
+    // taken on the first pass over the windows with the original weights: the original outputs'
+    // pass, or the statistics pass when it is the only one and no transform comes first, or else
+    // a pass of their own over the logging windows.
+    std::map<int, int> input_of;  // linear index -> InputIndex
+    for (const PlanEntry* e : todo) input_of[e->index] = InputIndex(e->role);
+    CaptureHooks pre(input_of, /*outputs=*/true);
+    bool captured = false;
     at::Tensor y_orig;  // (N, L, d) the original block's outputs, when those feed the next block
     if (!plan.propagate_compressed || todo.empty()) {
-      y_orig = RunBlockBatched(model, layer, x, mb);
+      if (todo.empty()) {
+        y_orig = RunBlockBatched(model, layer, x, mb);
+      } else {
+        y_orig = RunBlockCapturing(model, layer, x, mb, pre, log_n);
+        captured = true;
+      }
       CheckFiniteActivations(y_orig, block, layer);  // before any compression work on this block
     }
     if (!todo.empty()) {
-      // The log compares every compressed linear with the original on the logging windows: the
-      // original inputs, and the weights as they were before any transform.
-      std::map<int, int> input_of;  // linear index -> InputIndex
-      for (const PlanEntry* e : todo) input_of[e->index] = InputIndex(e->role);
-      CaptureHooks pre(input_of);
-      RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &pre);
-      // Block transforms (AWQ). Only then do the inputs and weights the methods start from differ
-      // from the original ones, and are both kept.
       std::map<int, std::vector<int>> members;  // method -> linear indices
       for (const PlanEntry* e : todo) members[e->method].push_back(e->index);
-      bool transforms = false;
-      for (const auto& [m, idx] : members) transforms = transforms || plan.methods[m]->TransformsBlock();
+      bool transforms = false, staged = false, pass = false;
+      for (const auto& [m, idx] : members) {
+        const Method& method = *plan.methods[m];
+        transforms = transforms || method.TransformsBlock();
+        staged = staged || method.TrueSequential();
+        pass = pass || method.stats() != 0 || method.WantsOutputs();
+      }
+      const bool capture_in_stats_pass = !captured && !transforms && !staged && pass;
+      if (!captured && !capture_in_stats_pass) {
+        RunBlockCapturing(model, layer, x.narrow(0, 0, log_n), mb, pre, log_n);
+      }
+      // Block transforms (AWQ). Only then do the inputs and weights the methods start from differ
+      // from the original ones, and are both kept.
       std::map<int, LinearCopy> original;  // linear index -> before the transform
       std::optional<CaptureHooks> post;    // inputs after the transform
       double transform_s = 0;
@@ -452,13 +567,14 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           plan.methods[m]->TransformBlock(scope);
         }
         transform_s = Seconds(t_transform);
-        post.emplace(input_of);
+        post.emplace(input_of, /*outputs=*/false);
         RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &*post);
       }
       CaptureHooks& x_mid = transforms ? *post : pre;
       std::vector<StageLinear> linears;
       for (const PlanEntry* e : todo) linears.push_back({e->index, plan.methods[e->method].get()});
-      CompressByStage(model, layer, x, mb, linears, [&](size_t k, const InputStats& stats) {
+      CompressByStage(model, layer, x, mb, linears, capture_in_stats_pass ? &pre : nullptr, log_n,
+                      [&](size_t k, const InputStats& stats) {
         const PlanEntry* e = todo[k];
         const int i = e->index;
         Linear& lin = block.linears[i];
@@ -478,7 +594,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
         rec.values["seconds"] = Seconds(t0) + transform_s / static_cast<double>(todo.size());
         auto orig_it = original.find(i);
         LogCompressed(m, lin, e->name, x_mid.Get(i), pre.Get(i), orig_it != original.end() ? orig_it->second : start,
-                      start, rec);
+                      start, pre.OutputSquares(i), rec);
         result.records.push_back(std::move(rec));
         if (orig_it != original.end()) original.erase(orig_it);
       });

@@ -39,7 +39,10 @@ class Gptq final : public Method {
 
   void CompressLinear(Linear& linear, const InputStats& stats, Record& record) override {
     const int64_t in = linear.in_features();
-    LayerHessian hess = PrepareHessian(stats.gram, stats.tokens, "gptq '" + linear.name + "'");
+    const HessianFactor& factor = SharedHessianFactor(stats, damp_, act_order_, "gptq '" + linear.name + "'");
+    const LayerHessian& hess = factor.hess;
+    const InverseFactor& inv = factor.inv;
+    const at::Tensor& perm = factor.perm;  // (in,) walk position -> original column, or undefined
     at::Tensor w = linear.weight.to(at::kFloat);  // (out, in)
     // Per channel (group_size -1): the reference's first find_params, on W before dead columns go.
     QuantParams fixed;
@@ -48,19 +51,19 @@ class Gptq final : public Method {
     const int64_t g = spec_.GroupLength(in);
     const bool dynamic = spec_.group_size > 0 && !static_groups_;
     if (static_groups_) fixed = ComputeGptqQuantParams(w, spec_);  // (out, groups), original column order
-    at::Tensor perm;  // (in,) walk position -> original column
-    at::Tensor h = hess.h;
-    if (act_order_) {
-      perm = at::argsort(hess.h.diagonal(), /*stable=*/true, /*dim=*/0, /*descending=*/true);
-      h = h.index_select(0, perm).index_select(1, perm);
-      w = w.index_select(1, perm);
-    }
-    InverseFactor inv = InverseUpperFactor(h, damp_, "gptq '" + linear.name + "'");
+    if (act_order_) w = w.index_select(1, perm);
     const std::vector<int64_t> group_of = GroupOfPosition(in, g, perm);
     QuantSpec column_spec = spec_;
     column_spec.group_size = -1;     // one (out, 1) column with its (out, 1) parameters
     column_spec.zero_point = true;   // GPTQ's codes are unsigned in both modes
-    QuantParams current;
+    const int64_t out = linear.out_features();
+    at::Tensor scale, zero;   // (out,) contiguous float32: the current column's parameters
+    int64_t fixed_group = -1;  // the group of `fixed` they hold (static and per-channel parameters)
+    auto use = [&](const QuantParams& p) {
+      scale = p.scale.reshape({out}).contiguous();
+      zero = p.zero.reshape({out}).contiguous();
+    };
+    at::Tensor qcol = at::empty({out}, at::kFloat);  // the current column compressed, reused
     at::Tensor wt = w.t().contiguous();  // (in, out); rows of the current block stay as the block began
     double loss = ObsColumnWalk(wt, inv.upper, block_, nullptr, [&](int64_t c, int64_t i, const at::Tensor& w1) {
       if (dynamic && c % g == 0) {
@@ -70,12 +73,16 @@ class Gptq final : public Method {
         const int64_t len = std::min(g, in - c);
         QuantSpec group_spec = spec_;
         group_spec.group_size = len;
-        current = ComputeGptqQuantParams(wt.narrow(0, c, len).t(), group_spec);  // (out, 1)
+        use(ComputeGptqQuantParams(wt.narrow(0, c, len).t(), group_spec));  // (out, 1)
       } else if (!dynamic) {
         const int64_t gi = static_groups_ ? group_of[c] : 0;
-        current = QuantParams{fixed.scale.narrow(1, gi, 1), fixed.zero.narrow(1, gi, 1)};
+        if (gi != fixed_group) use(QuantParams{fixed.scale.narrow(1, gi, 1), fixed.zero.narrow(1, gi, 1)});
+        fixed_group = gi;
       }
-      return FakeQuantizeWith(w1[i].unsqueeze(1), current, column_spec).squeeze(1);
+      PC_ASSERT(w1.is_contiguous() && w1.size(1) == out);
+      FakeQuantizeColumn(w1.data_ptr<float>() + i * out, scale.data_ptr<float>(), zero.data_ptr<float>(), out,
+                         column_spec, qcol.data_ptr<float>());
+      return qcol;
     }, "gptq columns " + linear.name);
     at::Tensor q = wt.t();  // (out, in) in walk order
     if (act_order_) q = q.index_select(1, at::argsort(perm));

@@ -67,11 +67,28 @@ InverseFactor InverseUpperFactor(const at::Tensor& h, double damp, const std::st
            " of its mean diagonal ", FormatDouble(mean_diag), " (are the calibration inputs all zero or non-finite?)");
 }
 
+const HessianFactor& SharedHessianFactor(const InputStats& stats, double damp, bool act_order, const std::string& what) {
+  const std::string key = "hessian_factor damp=" + FormatDouble(damp) + (act_order ? " act_order" : "");
+  auto it = stats.derived.find(key);
+  if (it == stats.derived.end()) {
+    auto f = std::make_shared<HessianFactor>();
+    f->hess = PrepareHessian(stats.gram, stats.tokens, what);
+    at::Tensor h = f->hess.h;
+    if (act_order) {
+      f->perm = at::argsort(h.diagonal(), /*stable=*/true, /*dim=*/0, /*descending=*/true);
+      h = h.index_select(0, f->perm).index_select(1, f->perm);
+    }
+    f->inv = InverseUpperFactor(h, damp, what);
+    it = stats.derived.emplace(key, std::shared_ptr<const void>(std::move(f))).first;
+  }
+  return *static_cast<const HessianFactor*>(it->second.get());
+}
+
 double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, const BlockFn& on_block,
                      const ColumnFn& target, const std::string& what) {
   PC_ASSERT(wt.dim() == 2 && wt.scalar_type() == at::kFloat && upper.scalar_type() == at::kFloat &&
             upper.size(0) == wt.size(0) && block >= 1);
-  const int64_t in = wt.size(0);
+  const int64_t in = wt.size(0), out = wt.size(1);
   at::Tensor u = upper.contiguous();
   const float* up = u.data_ptr<float>();
   double loss = 0;
@@ -84,12 +101,18 @@ double ObsColumnWalk(at::Tensor& wt, const at::Tensor& upper, int64_t block, con
     if (on_block) on_block(i1, i2, w1);
     for (int64_t i = 0; i < count; ++i) {
       const int64_t c = i1 + i;
-      at::Tensor w = w1[i];             // (out,) view
-      at::Tensor q = target(c, i, w1);  // (out,)
-      at::Tensor e = err1[i];           // (out,) view
-      at::sub_out(e, w, q).div_(up[c * in + c]);
-      w.copy_(q);
-      if (i + 1 < count) w1.narrow(0, i + 1, count - i - 1).addr_(u1[i].narrow(0, c + 1, count - i - 1), e, 1, -1);
+      const at::Tensor q = target(c, i, w1).contiguous();  // (out,) float32
+      PC_ASSERT(q.scalar_type() == at::kFloat && q.numel() == out);
+      // err = (W1[i] − q) / U_cc, W1[i] = q: the float operations of at::sub and div_, in one loop.
+      float* w = w1.data_ptr<float>() + i * out;
+      float* e = err1.data_ptr<float>() + i * out;
+      const float* qp = q.data_ptr<float>();
+      const float d = up[c * in + c];
+      for (int64_t r = 0; r < out; ++r) {
+        e[r] = (w[r] - qp[r]) / d;
+        w[r] = qp[r];
+      }
+      if (i + 1 < count) w1.narrow(0, i + 1, count - i - 1).addr_(u1[i].narrow(0, c + 1, count - i - 1), err1[i], 1, -1);
       progress.Add();
     }
     loss += 0.5 * err1.to(at::kDouble).square().sum().item<double>();

@@ -16,6 +16,8 @@
 #include <functional>
 #include <string>
 
+#include "compress/method.h"
+
 namespace pc {
 
 struct LayerHessian {
@@ -35,6 +37,20 @@ struct InverseFactor {
 
 // Damps `h` (float64, not modified) and factors its inverse; `what` names the linear in logs/errors.
 InverseFactor InverseUpperFactor(const at::Tensor& h, double damp, const std::string& what);
+
+// The Hessian of `stats` (PrepareHessian), its columns walked by diag(H) descending when
+// `act_order` (perm: walk position -> original column; undefined otherwise), and the factor of
+// its damped inverse (InverseUpperFactor) in that order.
+struct HessianFactor {
+  LayerHessian hess;
+  at::Tensor perm;    // (in,) int64, or undefined
+  InverseFactor inv;  // of hess.h permuted by perm
+};
+
+// HessianFactor of `stats`, computed for the first linear that asks and kept in stats.derived for
+// the linears that share those statistics (q, k, v; gate, up), so the factorisation runs once
+// per input. `what` names the first asking linear in warnings and errors.
+const HessianFactor& SharedHessianFactor(const InputStats& stats, double damp, bool act_order, const std::string& what);
 
 // Effective column block: `block` rounded down to a multiple of `align` (at least `align`), so that
 // windows or groups of `align` columns never straddle two blocks. align <= 1: `block`.

@@ -38,6 +38,9 @@ struct InputStats {
   at::Tensor sq_sum;   // (in,) float64
   at::Tensor gram;     // (in, in) float64
   std::map<std::string, at::Tensor> extra;  // method-specific accumulators (see Method::Accumulate)
+  // Values computed from these statistics by a method, kept for the other linears that read the
+  // same input (q/k/v, gate/up share one InputStats): compress/hessian.h's SharedHessianFactor.
+  mutable std::map<std::string, std::shared_ptr<const void>> derived;
 };
 
 // A flat record for the log (compress.h5): scalars, strings and arrays by name. AWQ writes

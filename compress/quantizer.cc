@@ -1,5 +1,6 @@
 #include "compress/quantizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -99,6 +100,21 @@ at::Tensor FakeQuantizeWith(const at::Tensor& w_in, const QuantParams& params, c
   if (full > 0) apply(0, full * g, 0, full);
   if (rem > 0) apply(full * g, rem, full, 1);
   return out.to(w_in.scalar_type());
+}
+
+void FakeQuantizeColumn(const float* w, const float* scale, const float* zero, int64_t n, const QuantSpec& spec,
+                        float* out) {
+  // at::round is round-half-to-even (std::nearbyint); at::clamp(x, lo, hi) is min(max(x, lo), hi).
+  if (spec.zero_point) {
+    const float qmax = static_cast<float>(std::pow(2.0, spec.bits) - 1);
+    for (int64_t r = 0; r < n; ++r) {
+      const float q = std::min(std::max(std::nearbyint(w[r] / scale[r]) + zero[r], 0.0f), qmax);
+      out[r] = (q - zero[r]) * scale[r];
+    }
+  } else {
+    const float lo = static_cast<float>(-std::pow(2.0, spec.bits - 1)), hi = static_cast<float>(std::pow(2.0, spec.bits - 1) - 1);
+    for (int64_t r = 0; r < n; ++r) out[r] = std::min(std::max(std::nearbyint(w[r] / scale[r]), lo), hi) * scale[r];
+  }
 }
 
 at::Tensor FakeQuantize(const at::Tensor& w, const QuantSpec& spec) {

@@ -42,8 +42,9 @@ class SparseGpt final : public Method {
   void CompressLinear(Linear& linear, const InputStats& stats, Record& record) override {
     const int64_t in = linear.in_features(), out = linear.out_features();
     const std::string what = "sparsegpt '" + linear.name + "'";
-    LayerHessian hess = PrepareHessian(stats.gram, stats.tokens, what);
-    InverseFactor inv = InverseUpperFactor(hess.h, damp_, what);
+    const HessianFactor& factor = SharedHessianFactor(stats, damp_, /*act_order=*/false, what);
+    const LayerHessian& hess = factor.hess;
+    const InverseFactor& inv = factor.inv;
     at::Tensor w = linear.weight.to(at::kFloat);  // (out, in)
     // d_c² with dead columns at infinity, so that their saliency w²/d² is 0.
     at::Tensor d2 = inv.upper.diagonal().square().masked_fill(hess.dead, INFINITY);  // (in,)

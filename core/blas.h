@@ -17,6 +17,13 @@ void SelectBlasKernels(char** argv);
 // or "not OpenBLAS": the kernels every table's CPU line should carry.
 std::string BlasKernels();
 
+// The BLAS's single-precision symmetric rank-k update (Fortran ssyrk_: C := alpha·A·Aᵀ + beta·C,
+// column-major, on the triangle `uplo` names) when the process has one (LibTorch links the BLAS;
+// found by dlsym, so a build without it falls back), else nullptr.
+using SsyrkFn = void (*)(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
+                         const float* a, const int* lda, const float* beta, float* c, const int* ldc);
+SsyrkFn BlasSsyrk();
+
 // Prepares the BLAS for `threads` threads: Debian's OpenBLAS takes a 128 MiB working buffer per
 // thread on first use and, when that allocation fails (under ulimit -v), retries forever at 100%
 // CPU. So when the address space is limited (RLIMIT_AS), room for those buffers is checked first

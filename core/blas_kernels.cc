@@ -55,6 +55,11 @@ void SelectBlasKernels(char** argv) {
   ::unsetenv(kGenericEnv);
 }
 
+SsyrkFn BlasSsyrk() {
+  static const SsyrkFn fn = reinterpret_cast<SsyrkFn>(::dlsym(RTLD_DEFAULT, "ssyrk_"));
+  return fn;
+}
+
 std::string BlasKernels() {
   const char* core = OpenBlasCore();
   if (core == nullptr) return "not OpenBLAS";

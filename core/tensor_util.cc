@@ -1,9 +1,11 @@
 #include "core/tensor_util.h"
 
 #include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 
+#include "core/blas.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -84,6 +86,20 @@ int64_t FirstNonFinite(const at::Tensor& t) {
     if (bad.any().item<bool>()) return pos + bad.nonzero().index({0, 0}).item<int64_t>();
   }
   return -1;
+}
+
+at::Tensor Gram(const at::Tensor& x) {
+  PC_ASSERT(x.dim() == 2 && x.scalar_type() == at::kFloat, "Gram of ", ShapeString(x.sizes()), " ", DTypeName(x.scalar_type()));
+  const SsyrkFn ssyrk = BlasSsyrk();
+  const int64_t rows = x.size(0), in = x.size(1);
+  if (ssyrk == nullptr || rows * in > INT_MAX || rows == 0) return at::mm(x.t(), x);
+  at::Tensor a = x.contiguous();  // row-major (rows, in) = column-major (in, rows): A with XᵀX = A·Aᵀ
+  at::Tensor c = at::zeros({in, in}, x.options());
+  const int n = static_cast<int>(in), k = static_cast<int>(rows);
+  const float alpha = 1.0f, beta = 0.0f;
+  // The column-major upper triangle is the row-major lower one.
+  ssyrk("U", "N", &n, &k, &alpha, a.data_ptr<float>(), &n, &beta, c.data_ptr<float>(), &n);
+  return c.tril().add_(c.tril(-1).t());
 }
 
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b) {

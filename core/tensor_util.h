@@ -27,6 +27,10 @@ void ResetBf16Compute();  // back to the environment variable (tests)
 // where the policy says so. The first fallback in a process is logged once (log::Info).
 at::ScalarType ComputeDType(at::ScalarType storage);
 
+// XᵀX (in, in) float32 of the rows of x (n, in) float32: one triangle by the BLAS's ssyrk (half
+// the products of at::mm), mirrored; at::mm where the BLAS has no ssyrk or n·in is beyond int.
+at::Tensor Gram(const at::Tensor& x);
+
 // Relative max difference max|a−b| / max(max|b|, tiny), in float64.
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b);
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/tensor_util.h"
 #include "model/model.h"
+#include "tests/compress/awq_test_util.h"
 #include "tests/model/model_test_util.h"
 #include "tests/test_support.h"
 
@@ -49,7 +50,7 @@ pc::Plan RtnPlan(pc::Model& model, int bits, int64_t group) {
 TEST_CASE("engine: RTN through the engine equals RTN applied directly", "[compress][engine]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   std::string dir = pc::test::MakeReferenceModel("llama");
-  auto model = pc::Model::Load(dir);
+  auto model = pc::test::LoadDetached(dir);  // keeps the compressed blocks (no checkpoint to stream to)
   auto original = pc::Model::Load(dir);
   pc::Plan plan = RtnPlan(*model, 4, 16);
   at::Tensor calib = pc::test::RandomTokens(6, 24, model->config().vocab_size, 1);
@@ -57,6 +58,7 @@ TEST_CASE("engine: RTN through the engine equals RTN applied directly", "[compre
   eo.micro_batch = 4;
   pc::CompressResult r = pc::RunCompression(*model, plan, calib, eo);
   for (int l = 0; l < model->num_layers(); ++l) {
+    REQUIRE(model->block(l).linears.size() == 7);
     for (size_t i = 0; i < model->block(l).linears.size(); ++i) {
       at::Tensor w0 = original->block(l).linears[i].weight;
       at::Tensor w1 = model->block(l).linears[i].weight;
@@ -116,4 +118,77 @@ TEST_CASE("engine: without a method that reads statistics the blocks run on the 
   // A method with statistics (Wanda's input norms) reads every window.
   logged("wanda", {{"sparsity", 0.5}}, calib, &ran);
   CHECK(ran == 6);
+}
+
+namespace {
+// The inputs of block 0's linears (n·L, in) float64 on `windows`, by a forward of `model`.
+class BlockZeroInputs : public pc::ForwardHooks {
+ public:
+  bool Wants(pc::SiteKind k) const override { return k == pc::SiteKind::kLinearInput; }
+  at::Tensor At(const pc::Site& site, const at::Tensor& x, const at::Tensor&) override {
+    if (site.layer == 0) inputs[site.index] = x.reshape({-1, x.size(-1)}).to(at::kDouble);
+    return x;
+  }
+  std::map<int, at::Tensor> inputs;
+};
+
+// ‖x (ŵ − w)ᵀ‖² / ‖x wᵀ‖² in float64 (the reference model's linears have no bias).
+double RelError(const at::Tensor& x, const at::Tensor& w_hat, const at::Tensor& w) {
+  const at::Tensor w64 = w.to(at::kDouble);
+  return at::mm(x, (w_hat.to(at::kDouble) - w64).t()).square().sum().item<double>() /
+         at::mm(x, w64.t()).square().sum().item<double>();
+}
+}  // namespace
+
+TEST_CASE("engine: the logged errors are each linear's relative output error on the logging windows",
+          "[compress][engine]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  std::string dir = pc::test::MakeReferenceModel("llama");
+  auto original = pc::Model::Load(dir);
+  at::Tensor calib = pc::test::RandomTokens(6, 24, original->config().vocab_size, 5);
+  pc::EngineOptions eo;
+  eo.micro_batch = 2;
+  eo.log_windows = 3;  // the logging windows end inside the second micro-batch
+  BlockZeroInputs hooks;
+  original->Forward(calib.narrow(0, 0, eo.log_windows), &hooks);
+  // RTN: the logging windows' own pass; GPTQ: taken in its statistics pass; true-sequential GPTQ:
+  // an own pass again (its later stages see compressed inputs); GPTQ feeding the original outputs
+  // forward: taken in the pass that computes them.
+  struct Case {
+    std::string method;
+    std::map<std::string, pc::ParamScalar> given;
+    bool propagate_compressed;
+  };
+  const std::vector<Case> cases = {
+      {"rtn", {{"bits", int64_t{3}}}, true},
+      {"gptq", {{"bits", int64_t{3}}, {"group_size", int64_t{16}}}, true},
+      {"gptq", {{"bits", int64_t{3}}, {"group_size", int64_t{16}}, {"true_sequential", true}}, true},
+      {"gptq", {{"bits", int64_t{4}}}, false},
+      {"sparsegpt", {{"sparsity", 0.5}}, true},
+  };
+  for (const auto& [method, given, propagate_compressed] : cases) {
+    auto model = pc::test::LoadDetached(dir);
+    pc::Plan plan = PlanOf(*model, method, given);
+    plan.propagate_compressed = propagate_compressed;
+    pc::CompressResult r = pc::RunCompression(*model, plan, calib, eo);
+    int checked = 0;
+    for (const auto& rec : r.records) {
+      if (rec.kind != "linear" || rec.text.at("method").empty() || rec.values.at("layer") != 0) continue;
+      int index = -1;
+      for (size_t i = 0; i < model->block(0).linears.size(); ++i) {
+        if (model->block(0).linears[i].name == rec.name) index = static_cast<int>(i);
+      }
+      REQUIRE(index >= 0);
+      const at::Tensor& x = hooks.inputs.at(index);
+      const at::Tensor w = original->block(0).linears[index].weight;
+      INFO(method << " " << plan.methods[0]->params().Describe() << " propagate_compressed " << propagate_compressed
+                  << " " << rec.name);
+      CHECK(rec.values.at("log_tokens") == x.size(0));
+      CHECK(rec.values.at("err_after") ==
+            Approx(RelError(x, model->block(0).linears[index].weight, w)).epsilon(1e-5));
+      CHECK(rec.values.at("err_before") == Approx(RelError(x, plan.methods[0]->NaiveWeight(w), w)).epsilon(1e-5));
+      ++checked;
+    }
+    CHECK(checked == 7);
+  }
 }
