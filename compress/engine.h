@@ -7,6 +7,10 @@
 //        ├─► statistics of every compressed linear's input (per stage when true-sequential)
 //        ├─► CompressLinear() for each planned linear, in place
 //        └─► X_{i+1} = Y_i (AWQ's convention) or the compressed block's outputs (Wanda/GPTQ)
+// The log of each compressed linear (its output error against the original on the first
+// log_windows windows, and the naive method's) needs the original inputs and outputs' squares of
+// those windows: taken in the pass that computes Y_i, else in the statistics pass when it is the
+// only one and no transform precedes it, else in a pass over the logging windows alone.
 // After the last block, when the plan compresses the head: statistics of final_norm(X_n) (the
 // head's input), then CompressLinear() on the head.
 // Peak memory: one block, X and Y, one micro-batch of intermediates (~64 MB), the inputs of the
