@@ -49,9 +49,9 @@ QuantParams ComputeGptqQuantParams(const at::Tensor& w, const QuantSpec& spec);
 at::Tensor FakeQuantize(const at::Tensor& w, const QuantSpec& spec);
 // With given parameters (GPTQ quantizes column by column with fixed group parameters).
 at::Tensor FakeQuantizeWith(const at::Tensor& w, const QuantParams& params, const QuantSpec& spec);
-// FakeQuantizeWith for one column of a group-free walk: w, scale, zero and out (n,) float32, one
-// parameter pair per row; the same float operations in the same order as the tensor version (so
-// the same results), without its per-call tensor work: GPTQ calls it once per input column.
+// FakeQuantizeWith for one weight column: w, scale, zero and out (n,) float32, one (scale, zero)
+// pair per row; the same float operations in the same order as the tensor version (so the same
+// results), without its per-call tensor work: GPTQ's walk calls it once per input column.
 void FakeQuantizeColumn(const float* w, const float* scale, const float* zero, int64_t n, const QuantSpec& spec,
                         float* out);
 // Integer codes (out, in) int32 in [0, 2^b − 1] (asymmetric) for export.
