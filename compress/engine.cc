@@ -139,28 +139,28 @@ class StatsHooks : public ForwardHooks {
 // tensor, concatenated over micro-batches. Linears that read the same tensor (InputIndex: q, k, v;
 // gate, up) share one capture, taken at the first of them. With `outputs`, also each logged
 // linear's output column sums of squares (out,) float64: the denominator of its logged error,
-// taken from the forward instead of recomputed. Limit() restricts the capture to the first
-// windows of each following batch, so a pass over all calibration windows can take it.
+// taken from the forward instead of recomputed. Told each batch's place (Batch()), it takes only
+// the first `windows` windows of the pass, so a pass over all calibration windows can take it.
 class CaptureHooks : public ForwardHooks {
  public:
   // linear index -> InputIndex of its role, for every logged linear
-  CaptureHooks(const std::map<int, int>& input_of, bool outputs) : input_of_(input_of), outputs_(outputs) {
+  CaptureHooks(const std::map<int, int>& input_of, bool outputs, int64_t windows)
+      : input_of_(input_of), outputs_(outputs), windows_(windows) {
     for (const auto& [index, input] : input_of_) first_.emplace(input, index);  // lowest index per input
   }
   bool Wants(SiteKind k) const override {
     return k == SiteKind::kLinearInput || (outputs_ && k == SiteKind::kLinearOutput);
   }
-  // The next batches: capture their first `windows` windows (0: none; -1, the default: all).
-  void Limit(int64_t windows) { windows_ = windows; }
+  // The next batch holds windows first .. first + n − 1 of the pass. Without it every window of
+  // every batch is taken.
+  void Batch(int64_t first, int64_t n) { take_ = std::max<int64_t>(0, std::min(n, windows_ - first)); }
   at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor&) override {
     auto it = input_of_.find(site.index);
-    if (it == input_of_.end() || windows_ == 0) return x;
+    if (it == input_of_.end() || take_ == 0) return x;
     at::Tensor flat = x.reshape({-1, x.size(-1)});  // (B*T, features), x (B, T, features)
-    if (windows_ > 0 && windows_ < x.size(0)) flat = flat.narrow(0, 0, windows_ * x.size(1));
+    if (take_ > 0 && take_ < x.size(0)) flat = flat.narrow(0, 0, take_ * x.size(1));
     if (site.kind == SiteKind::kLinearOutput) {
-      at::Tensor sq = flat.to(at::kFloat).square().sum(0).to(at::kDouble);  // (out,)
-      at::Tensor& acc = out_sq_[site.index];
-      if (acc.defined()) acc.add_(sq); else acc = sq;
+      AddTo(out_sq_[site.index], flat.to(at::kFloat).square().sum(0).to(at::kDouble));  // (out,)
     } else if (first_.at(it->second) == site.index) {
       parts_[it->second].push_back(flat.to(at::kFloat));
     }
@@ -184,7 +184,8 @@ class CaptureHooks : public ForwardHooks {
  private:
   std::map<int, int> input_of_;
   bool outputs_;
-  int64_t windows_ = -1;
+  int64_t windows_;   // windows of a pass taken when told the batches
+  int64_t take_ = -1;  // of the current batch: -1 all, else its first take_ windows
   std::map<int, int> first_;                     // input index -> linear index captured
   std::map<int, std::vector<at::Tensor>> parts_;  // input index -> micro-batches
   std::map<int, at::Tensor> out_sq_;              // linear index -> (out,) float64
@@ -205,19 +206,17 @@ class TeeHooks : public ForwardHooks {
   ForwardHooks& b_;
 };
 
-// Runs block `layer` on x (N, L, d) in micro-batches of mb windows into out (like
-// RunBlockBatched), while `capture` takes the first `capture_windows` windows.
-at::Tensor RunBlockCapturing(Model& model, int layer, const at::Tensor& x, int64_t mb, CaptureHooks& capture,
-                             int64_t capture_windows) {
+// Runs block `layer` on x (N, L, d) in micro-batches of mb windows into a new tensor (like
+// RunBlockBatched), while `capture` takes its windows.
+at::Tensor RunBlockCapturing(Model& model, int layer, const at::Tensor& x, int64_t mb, CaptureHooks& capture) {
   const int64_t N = x.size(0), L = x.size(1);
   at::Tensor out = at::empty_like(x);
   ForwardContext ctx = model.MakeContext(L, 0, &capture);
   for (int64_t s = 0; s < N; s += mb) {
     const int64_t n = std::min(mb, N - s);
-    capture.Limit(std::max<int64_t>(0, std::min(n, capture_windows - s)));
+    capture.Batch(s, n);
     out.narrow(0, s, n).copy_(model.BlockForward(layer, x.narrow(0, s, n), ctx));
   }
-  capture.Limit(-1);
   return out;
 }
 
@@ -387,11 +386,9 @@ struct StageLinear {
 // its members' methods ask for (and their outputs, for the methods that want them) in one pass
 // over x in micro-batches of `mb` windows, none when no member needs any, then calls
 // compress(k, stats) for each member k (an index into `linears`) in order. With `capture`, the
-// (then only) stage's pass also gives it its first `capture_windows` windows, before any member
-// is compressed. Returns the passes run.
+// (then only) stage's pass also feeds it, before any member is compressed. Returns the passes run.
 int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, const std::vector<StageLinear>& linears,
-                    CaptureHooks* capture, int64_t capture_windows,
-                    const std::function<void(size_t, const InputStats&)>& compress) {
+                    CaptureHooks* capture, const std::function<void(size_t, const InputStats&)>& compress) {
   Block& block = model.block(layer);
   std::map<int, std::vector<size_t>> stages;  // stage -> members (indices into linears)
   for (size_t k = 0; k < linears.size(); ++k) {
@@ -415,15 +412,15 @@ int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, co
     StatsHooks hooks(block, targets);
     PC_ASSERT(capture == nullptr || (any && stages.size() == 1), "a capture needs the one stage's pass");
     if (any) {
-      TeeHooks both(capture != nullptr ? static_cast<ForwardHooks&>(*capture) : hooks, hooks);
-      ForwardContext ctx = model.MakeContext(L, 0, capture != nullptr ? static_cast<ForwardHooks*>(&both) : &hooks);
+      std::optional<TeeHooks> both;
+      if (capture != nullptr) both.emplace(*capture, hooks);
+      ForwardContext ctx = model.MakeContext(L, 0, both ? static_cast<ForwardHooks*>(&*both) : &hooks);
       for (int64_t s = 0; s < N; s += mb) {
         const int64_t n = std::min(mb, N - s);
         hooks.NewBatch();
-        if (capture != nullptr) capture->Limit(std::max<int64_t>(0, std::min(n, capture_windows - s)));
+        if (capture != nullptr) capture->Batch(s, n);
         model.BlockForward(layer, x.narrow(0, s, n), ctx);
       }
-      if (capture != nullptr) capture->Limit(-1);
       ++passes;
     }
     for (size_t k : members) compress(k, *hooks.targets()[linears[k].index].stats);
@@ -447,7 +444,7 @@ int CompressLinearsAlone(Model& model, int layer, const at::Tensor& x, Method& m
   }
   std::vector<StageLinear> linears;
   for (int i : members) linears.push_back({i, &m});
-  return CompressByStage(model, layer, x, micro_batch, linears, nullptr, 0, [&](size_t k, const InputStats& stats) {
+  return CompressByStage(model, layer, x, micro_batch, linears, nullptr, [&](size_t k, const InputStats& stats) {
     Linear& lin = block.linears[linears[k].index];
     Record rec;
     rec.kind = "linear";
@@ -527,14 +524,14 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
     // a pass of their own over the logging windows.
     std::map<int, int> input_of;  // linear index -> InputIndex
     for (const PlanEntry* e : todo) input_of[e->index] = InputIndex(e->role);
-    CaptureHooks pre(input_of, /*outputs=*/true);
+    CaptureHooks pre(input_of, /*outputs=*/true, log_n);
     bool captured = false;
     at::Tensor y_orig;  // (N, L, d) the original block's outputs, when those feed the next block
     if (!plan.propagate_compressed || todo.empty()) {
       if (todo.empty()) {
         y_orig = RunBlockBatched(model, layer, x, mb);
       } else {
-        y_orig = RunBlockCapturing(model, layer, x, mb, pre, log_n);
+        y_orig = RunBlockCapturing(model, layer, x, mb, pre);
         captured = true;
       }
       CheckFiniteActivations(y_orig, block, layer);  // before any compression work on this block
@@ -551,7 +548,7 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
       }
       const bool capture_in_stats_pass = !captured && !transforms && !staged && pass;
       if (!captured && !capture_in_stats_pass) {
-        RunBlockCapturing(model, layer, x.narrow(0, 0, log_n), mb, pre, log_n);
+        RunBlockCapturing(model, layer, x.narrow(0, 0, log_n), mb, pre);
       }
       // Block transforms (AWQ). Only then do the inputs and weights the methods start from differ
       // from the original ones, and are both kept.
@@ -567,13 +564,13 @@ CompressResult RunCompression(Model& model, Plan& plan, const at::Tensor& calib,
           plan.methods[m]->TransformBlock(scope);
         }
         transform_s = Seconds(t_transform);
-        post.emplace(input_of, /*outputs=*/false);
+        post.emplace(input_of, /*outputs=*/false, log_n);
         RunBlockBatched(model, layer, x.narrow(0, 0, log_n), mb, &*post);
       }
       CaptureHooks& x_mid = transforms ? *post : pre;
       std::vector<StageLinear> linears;
       for (const PlanEntry* e : todo) linears.push_back({e->index, plan.methods[e->method].get()});
-      CompressByStage(model, layer, x, mb, linears, capture_in_stats_pass ? &pre : nullptr, log_n,
+      CompressByStage(model, layer, x, mb, linears, capture_in_stats_pass ? &pre : nullptr,
                       [&](size_t k, const InputStats& stats) {
         const PlanEntry* e = todo[k];
         const int i = e->index;
