@@ -20,6 +20,7 @@
 #include "bench/model/bench_util.h"
 #include "compress/engine.h"
 #include "compress/method.h"
+#include "core/blas.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/strings.h"
@@ -63,6 +64,7 @@ pc::Plan PlanFor(const pc::Model& model, const std::string& method, const std::m
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int64_t windows = 32, seq = 512, layers = 12, hidden = 768;
   int threads = 0;
   bool clip = true;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/model/bench_util.h"
+#include "core/blas.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "model/config.h"
@@ -78,6 +79,7 @@ std::string Arg(int argc, char** argv, const char* name, const std::string& def)
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   namespace r = pc::pipeline;
   const std::string bin = Arg(argc, argv, "--perpcomp", PC_PERPCOMP_BIN);
   const int64_t layers = std::atoll(Arg(argc, argv, "--layers", "4").c_str());

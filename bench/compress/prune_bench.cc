@@ -19,6 +19,7 @@
 #include "bench/model/bench_util.h"
 #include "compress/engine.h"
 #include "compress/method.h"
+#include "core/blas.h"
 #include "core/strings.h"
 #include "core/threads.h"
 
@@ -92,6 +93,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int64_t windows = 32, seq = 512, layers = 12, hidden = 768;
   int threads = 0;
   std::string methods = "wanda,sparsegpt,gptq";

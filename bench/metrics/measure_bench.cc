@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench/model/bench_util.h"
+#include "core/blas.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "core/threads.h"
@@ -78,6 +79,7 @@ int64_t DirBytes(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int64_t W = 4, T = 512, hidden = 768, layers = 12, heads = 12, vocab = 50304;
   int threads = 1, reps = 2;
   std::string base = "/tmp";

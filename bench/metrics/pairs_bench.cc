@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/cpu_model.h"
+#include "core/blas.h"
 #include "core/fs.h"
 #include "core/threads.h"
 #include "metrics/minimal_pairs.h"
@@ -21,6 +22,7 @@
 #include "model/tokenizer/tokenizer.h"
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int reps = 3, threads = 1;
   std::string data;
   for (int i = 1; i < argc; ++i) {

@@ -5,6 +5,8 @@
 // Prints a table headed by the CPU and its flags; see docs/PERFORMANCE.md.
 //
 //   build/bench/model/forward_bench [--model DIR] [--batch B] [--seq T] [--threads N] [--reps R]
+//                                   [--dtypes f32,bf16] [--attention-chunk-bytes BYTES]
+//                                   [--gemms no]  (the eval forward only; its GEMM % column is then 0)
 #include <ATen/ATen.h>
 
 #include <cstdio>
@@ -15,9 +17,11 @@
 
 #include "bench/cpu_model.h"
 #include "bench/model/bench_util.h"
+#include "core/blas.h"
 #include "core/cpu_features.h"
 #include "core/threads.h"
 #include "core/tensor_util.h"
+#include "model/attention.h"
 
 namespace {
 
@@ -54,15 +58,20 @@ std::vector<Gemm> ForwardGemms(const pc::Model& model, int64_t B, int64_t T) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int64_t B = 1, T = 512, reps = 3;
   int threads = 0;
-  std::string model_dir;
+  std::string model_dir, dtypes = "f32,bf16";
+  bool gemms_alone = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--batch")) B = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seq")) T = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--model")) model_dir = argv[i + 1];
+    if (!std::strcmp(argv[i], "--attention-chunk-bytes")) pc::SetAttentionChunkBytes(std::atoll(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--dtypes")) dtypes = argv[i + 1];
+    if (!std::strcmp(argv[i], "--gemms")) gemms_alone = std::strcmp(argv[i + 1], "no") != 0;
   }
   pc::SetThreads(threads);
   const int64_t d = 768, L = 12, H = 12, V = 50304, N = B * T;
@@ -94,10 +103,12 @@ int main(int argc, char** argv) {
   };
   std::printf("%-8s %-40s %10s %10s\n", "dtype", "GEMM", "ms total", "GFLOP/s");
   double gemm_flops = 0, gemm_time[2] = {0, 0};
+  for (const Gemm& g : gemms) gemm_flops += 2.0 * g.m * g.n * g.k * g.batch * g.count;
+  const bool want[2] = {dtypes.find("f32") != std::string::npos, dtypes.find("bf16") != std::string::npos};
   for (int di = 0; di < 2; ++di) {
+    if (!want[di] || !gemms_alone) continue;
     const at::ScalarType dt = di == 0 ? at::kFloat : at::kBFloat16;
     at::NoGradGuard ng;
-    gemm_flops = 0;
     for (const Gemm& g : gemms) {
       at::Tensor a = at::randn({g.batch, g.m, g.k}).to(dt), b = at::randn({g.batch, g.n, g.k}).to(dt);
       at::Tensor a2 = a.squeeze(0), b2 = b.squeeze(0);
@@ -106,7 +117,6 @@ int main(int argc, char** argv) {
       }, reps_for(dt));
       double flops = 2.0 * g.m * g.n * g.k * g.batch;
       gemm_time[di] += t * g.count;
-      gemm_flops += flops * g.count;
       std::printf("%-8s %-40s %10.2f %10.1f\n", pc::DTypeName(dt).c_str(), g.what.c_str(), 1e3 * t * g.count,
                   flops / t / 1e9);
     }
@@ -125,6 +135,7 @@ int main(int argc, char** argv) {
                       {"bf16 weights, f32 arithmetic", at::kBFloat16, pc::Bf16Compute::kF32}};
   std::printf("%-32s %-8s %10s %10s %10s %8s\n", "eval forward", "compute", "ms", "GFLOP/s", "tokens/s", "GEMM %");
   for (const Row& r : rows) {
+    if (!want[r.weights == at::kFloat ? 0 : 1]) continue;
     at::NoGradGuard ng;
     pc::SetBf16Compute(r.policy);
     auto model = make(r.weights);
@@ -136,7 +147,8 @@ int main(int argc, char** argv) {
   }
   pc::SetBf16Compute(pc::Bf16Compute::kAuto);
   std::printf("\nGEMM %%: the GEMMs alone in the arithmetic's dtype over the forward (target >= 80%% in f32).\n"
-              "--dtype bf16 on this CPU computes in %s (native bf16: %s).\n",
-              pc::DTypeName(pc::ComputeDType(at::kBFloat16)).c_str(), native ? "yes" : "no");
+              "--dtype bf16 on this CPU computes in %s (native bf16: %s; AMX-BF16: %s).\n",
+              pc::DTypeName(pc::ComputeDType(at::kBFloat16)).c_str(), native ? "yes" : "no",
+              pc::HostCpu().FastBf16() ? "yes" : "no");
   return 0;
 }

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "bench/cpu_model.h"
+#include "core/blas.h"
 #include "reports/bootstrap.h"
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   int reps = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--reps") == 0) reps = std::max(1, std::atoi(argv[i + 1]));

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "bench/cpu_model.h"
+#include "core/blas.h"
 #include "core/fs.h"
 #include "model/tokenizer/bpe_trainer.h"
 #include "model/tokenizer/libsentencepiece.h"
@@ -44,6 +45,7 @@ void BenchEncode(const std::string& name, const pc::Tokenizer& tok, const std::s
 }  // namespace
 
 int main(int argc, char** argv) {
+  pc::SelectBlasKernels(argv);  // the kernels perpcomp itself runs (core/blas.h)
   std::string data;
   if (argc > 1) {
     data = argv[1];
