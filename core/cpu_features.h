@@ -20,6 +20,11 @@ struct CpuFeatures {
   // bf16 GEMMs run on bf16 instructions (AVX512-BF16 or AMX-BF16). Without them LibTorch 1.13
   // emulates bf16 arithmetic, about 40× slower than f32 on an AVX2-only EPYC (docs/PERFORMANCE.md).
   bool NativeBf16() const { return avx512_bf16 || amx_bf16; }
+  // bf16 GEMMs are faster than f32 ones: with AMX-BF16 (oneDNN's AMX kernels, the SmolLM2 forward
+  // 2.7× the f32 one). With AVX512-BF16 alone LibTorch 1.13's bf16 forward was 1.5× slower than
+  // its f32 one on OpenBLAS's AVX-512 kernels (docs/PERFORMANCE.md "bf16 on CPUs without bf16
+  // arithmetic").
+  bool FastBf16() const { return amx_bf16; }
   // "AMD EPYC 9B14; AVX2 yes, AVX-512 no, AVX512-VNNI no, AVX512-BF16 no, AMX-BF16 no" — the line
   // every benchmark table carries.
   std::string Summary() const;

@@ -52,12 +52,16 @@ void ResetBf16Compute() { g_bf16_compute = -1; }
 at::ScalarType ComputeDType(at::ScalarType storage) {
   if (storage != at::kBFloat16) return storage;
   const Bf16Compute policy = GetBf16Compute();
-  const bool f32 = policy == Bf16Compute::kF32 || (policy == Bf16Compute::kAuto && !HostCpu().NativeBf16());
+  const bool f32 = policy == Bf16Compute::kF32 || (policy == Bf16Compute::kAuto && !HostCpu().FastBf16());
   if (!f32) return storage;
   static std::once_flag said;
   std::call_once(said, [policy] {
     if (policy == Bf16Compute::kF32) {
       log::Info("dtype", "bf16 weights are computed in f32 (PERPCOMP_BF16_COMPUTE=f32); they stay bf16 in memory");
+    } else if (HostCpu().NativeBf16()) {
+      log::Info("dtype", "this CPU (", HostCpu().model, ") has AVX512-BF16 but no AMX-BF16, where bf16 GEMMs are ",
+                "slower than f32 ones: bf16 weights stay bf16 in memory and are computed in f32 ",
+                "(PERPCOMP_BF16_COMPUTE=native forces bf16 arithmetic)");
     } else {
       log::Info("dtype", "this CPU (", HostCpu().model, ") has no native bf16 arithmetic (AVX512-BF16 or AMX-BF16): ",
                 "bf16 weights stay bf16 in memory and are computed in f32 (PERPCOMP_BF16_COMPUTE=native forces bf16 ",

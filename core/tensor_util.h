@@ -15,8 +15,9 @@ std::string ShapeString(at::IntArrayRef shape);  // "[4, 64]"
 // Index of the first non-finite element, or -1.
 int64_t FirstNonFinite(const at::Tensor& t);
 // How weights stored in bf16 are computed with (docs/PERFORMANCE.md "bf16 on CPUs without bf16
-// arithmetic"). kAuto: in bf16 where the CPU has native bf16 instructions (HostCpu().NativeBf16()),
-// else in f32 with the weights kept in bf16 in memory; kNative: always in bf16; kF32: always in f32.
+// arithmetic"). kAuto: in bf16 where bf16 GEMMs are faster than f32 ones (HostCpu().FastBf16(),
+// AMX), else in f32 with the weights kept in bf16 in memory; kNative: always in bf16; kF32: always
+// in f32.
 enum class Bf16Compute { kAuto, kNative, kF32 };
 // The policy: what SetBf16Compute set, else the environment variable PERPCOMP_BF16_COMPUTE
 // (auto | native | f32; anything else is an error naming it), else kAuto.

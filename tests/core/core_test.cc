@@ -232,6 +232,7 @@ TEST_CASE("cpu features: /proc/cpuinfo flags decide native bf16", "[core]") {
   CHECK_FALSE(a.avx512f);
   CHECK_FALSE(a.avx512_bf16);  // only the first processor's lines count
   CHECK_FALSE(a.NativeBf16());
+  CHECK_FALSE(a.FastBf16());
   CHECK(a.Summary() == "AMD EPYC 7B13; AVX2 yes, AVX-512 no, AVX512-VNNI no, AVX512-BF16 no, AMX-BF16 no");
 
   pc::CpuFeatures b = pc::ParseCpuInfo(
@@ -241,6 +242,11 @@ TEST_CASE("cpu features: /proc/cpuinfo flags decide native bf16", "[core]") {
   CHECK(b.avx512_bf16);
   CHECK(b.amx_bf16);
   CHECK(b.NativeBf16());
+  CHECK(b.FastBf16());
+  // AVX512-BF16 without AMX: bf16 instructions, but bf16 GEMMs slower than f32 ones.
+  const pc::CpuFeatures c = pc::ParseCpuInfo("flags : avx2 avx512f avx512_bf16\n");
+  CHECK(c.NativeBf16());
+  CHECK_FALSE(c.FastBf16());
   // A flag is a whole word: "avx512_bf16x" or a substring is not the flag.
   CHECK_FALSE(pc::ParseCpuInfo("flags : avx512_bf16x xavx2\n").NativeBf16());
   CHECK_FALSE(pc::ParseCpuInfo("flags : avx512_bf16x xavx2\n").avx2);

@@ -107,7 +107,7 @@ TEST_CASE("bf16 weights computed in f32 equal f32 weights bit for bit, and stay 
   }
   // The default follows the CPU.
   Bf16Policy policy(pc::Bf16Compute::kAuto);
-  CHECK(pc::ComputeDType(at::kBFloat16) == (pc::HostCpu().NativeBf16() ? at::kBFloat16 : at::kFloat));
+  CHECK(pc::ComputeDType(at::kBFloat16) == (pc::HostCpu().FastBf16() ? at::kBFloat16 : at::kFloat));
   CHECK(pc::ComputeDType(at::kFloat) == at::kFloat);
 }
 
