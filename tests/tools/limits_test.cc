@@ -3,10 +3,12 @@
 // compress, sweep, measure and eval before any work (docs/RELIABILITY.md).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "model/attention.h"
 #include "model/config.h"
 #include "model/sizes.h"
 #include "pipeline/memory_estimate.h"
@@ -91,13 +93,19 @@ TEST_CASE("memory estimate: the terms of compress on Pythia-160M", "[tools][limi
   CHECK(Term(wanda, "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 4);
   // The four distinct inputs (768, 768, 768, 3072 wide) on the 4 logging windows.
   CHECK(Term(wanda, "logged-error captures") == 4 * 512 * (3 * 768 + 3072) * 4.0);
-  CHECK(Term(wanda, "micro-batch intermediates") == 512 * 6144 * 4 * 3.0);  // one window per forward
+  // One window per forward; its widest intermediate per token is fc1's 3072 outputs, or the
+  // attention scores of 12 heads × 512 keys capped at a query chunk of kAttentionChunkBytes.
+  const double scores = std::min(12.0 * 512, pc::kAttentionChunkBytes / (4.0 * 512));
+  CHECK(Term(wanda, "micro-batch intermediates") == 512 * std::max(3072.0, scores) * 4 * 3.0);
   CHECK(Term(wanda, "process") == r::ProcessOverheadBytes());
   CHECK(Term(wanda, "Gram matrices") == 0);
   // bf16 on disk: every tensor is converted from its bf16 copy (the linear being compressed; with
   // RTN below, the float32 embedding and its bf16 copy while the windows are embedded).
+  // (128 windows, so that the blocks' phase stays the peak beside the embedding's bf16 copy.)
   o.disk_bytes = 2;
+  o.samples = 128;
   CHECK(Term(r::EstimateCompress(c, o), "block weights") == (linears + 4 * 768) * 4 + 3072.0 * 769 * 6);
+  o.samples = 32;
   o.methods = {"rtn"};
   CHECK(Term(r::EstimateCompress(c, o), "embedding") == (50304.0 * 768 + 2 * 768) * 6);
   o.methods = {"wanda"};
