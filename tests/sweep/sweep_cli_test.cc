@@ -107,6 +107,22 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   }
   CHECK(half_runs == 27);
 
+  // The calibration noise floor at the pilot's settings: four pilot recipes on other sizes and texts,
+  // none under a name of the pilot's (the three join by run name).
+  auto noise = RunPerpcomp("sweep --sweep " + Q(sweeps + "study-pilot-3.yaml") + " --dry-run");
+  INFO(noise.err);
+  REQUIRE(noise.exit_code == 0);
+  CHECK_THAT(noise.out, Contains("sweep 'study-pilot-3'") && Contains("awq-w4g32-wiki") && Contains("gptq-w4g32-self") &&
+                            Contains("sparsegpt-s0.5-n128") && Contains("awq-w4g32-n32"));
+  int noise_runs = 0;
+  for (const auto& l : pc::Split(noise.out, '\n')) {
+    noise_runs += l.find("grid at") != std::string::npos;
+    for (const char* pilot_only : {"gptq-w4g32 ", "wanda-s0.5 ", "awq-w4g32 ", "sparsegpt-s0.5 "}) {
+      CHECK(l.find(pilot_only) == std::string::npos);
+    }
+  }
+  CHECK(noise_runs == 15);
+
   // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
   REQUIRE(shard.exit_code == 0);
