@@ -20,8 +20,9 @@ namespace pc {
 
 inline constexpr int64_t kAttentionChunkBytes = 4LL << 20;
 
-// Process-wide threshold (default kAttentionChunkBytes); tests and benches lower it to run the
-// chunked path on short windows. Not meant to change while a forward runs.
+// Process-wide threshold (default kAttentionChunkBytes); tests lower it to run the chunked path on
+// short windows, forward_bench (--attention-chunk-bytes) compares sizes. Not meant to change while
+// a forward runs.
 void SetAttentionChunkBytes(int64_t bytes);
 int64_t AttentionChunkBytes();
 
