@@ -47,6 +47,13 @@ CleanRun RunClean(const pc::test::SweepFixture& f, const std::string& sweep, con
   return c;
 }
 
+// The runs a sweep's --dry-run lists from its grids (a line each, ending in "grid at FILE:LINE").
+int GridRuns(const std::string& out) {
+  int n = 0;
+  for (const auto& l : pc::Split(out, '\n')) n += l.find("grid at") != std::string::npos;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and touches nothing", "[sweep]") {
@@ -77,9 +84,7 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   REQUIRE(study.exit_code == 0);
   CHECK_THAT(study.out, Contains("sweep 'study'") && Contains("gptq-w3g-1") && Contains("awq-w4g128-wiki") &&
                             Contains("sparsegpt-50-self"));
-  int study_runs = 0;
-  for (const auto& l : pc::Split(study.out, '\n')) study_runs += l.find("grid at") != std::string::npos;
-  CHECK(study_runs == 97);
+  CHECK(GridRuns(study.out) == 97);
 
   // Its pilot (one session): 24 runs, 8 calibration windows each.
   auto pilot = RunPerpcomp("sweep --sweep " + Q(sweeps + "study-pilot.yaml") + " --dry-run");
@@ -87,9 +92,7 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   REQUIRE(pilot.exit_code == 0);
   CHECK_THAT(pilot.out, Contains("sweep 'study-pilot'") && Contains("rtn-w3g-1") && Contains("rtn-w8g64") &&
                             Contains("perp-awq-w3g32") && Contains("sparsegpt-2of4"));
-  int pilot_runs = 0;
-  for (const auto& l : pc::Split(pilot.out, '\n')) pilot_runs += l.find("grid at") != std::string::npos;
-  CHECK(pilot_runs == 24);
+  CHECK(GridRuns(pilot.out) == 24);
 
   // Its second half: 26 other recipes at the pilot's settings and the check run (the pilot's rtn-w4g32).
   auto half = RunPerpcomp("sweep --sweep " + Q(sweeps + "study-pilot-2.yaml") + " --dry-run");
@@ -97,15 +100,13 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   REQUIRE(half.exit_code == 0);
   CHECK_THAT(half.out, Contains("sweep 'study-pilot-2'") && Contains("gptq-w2g32") && Contains("sparsegpt-s0.5-w4g128") &&
                            Contains("awq-w4g32-seed1") && Contains("rtn-w4g32"));
-  int half_runs = 0;
   for (const auto& l : pc::Split(half.out, '\n')) {
-    half_runs += l.find("grid at") != std::string::npos;
     // No recipe of the pilot but the check run: the two halves join by run name.
     for (const char* pilot_only : {"rtn-w3g32", "gptq-w4g32 ", "wanda-s0.5 ", "awq-w4g32 "}) {
       CHECK(l.find(pilot_only) == std::string::npos);
     }
   }
-  CHECK(half_runs == 27);
+  CHECK(GridRuns(half.out) == 27);
 
   // The calibration noise floor at the pilot's settings: four pilot recipes on other sizes and texts,
   // none under a name of the pilot's (the three join by run name).
@@ -114,14 +115,12 @@ TEST_CASE("sweep --dry-run lists the expanded runs of the shipped sweeps and tou
   REQUIRE(noise.exit_code == 0);
   CHECK_THAT(noise.out, Contains("sweep 'study-pilot-3'") && Contains("awq-w4g32-wiki") && Contains("gptq-w4g32-self") &&
                             Contains("sparsegpt-s0.5-n128") && Contains("awq-w4g32-n32"));
-  int noise_runs = 0;
   for (const auto& l : pc::Split(noise.out, '\n')) {
-    noise_runs += l.find("grid at") != std::string::npos;
     for (const char* pilot_only : {"gptq-w4g32 ", "wanda-s0.5 ", "awq-w4g32 ", "sparsegpt-s0.5 "}) {
       CHECK(l.find(pilot_only) == std::string::npos);
     }
   }
-  CHECK(noise_runs == 15);
+  CHECK(GridRuns(noise.out) == 15);
 
   // A shard lists only its runs: indices 1, 4, 7, 10, 13 of 3 shards.
   auto shard = RunPerpcomp("sweep --sweep " + Q(sweeps + "demo.yaml") + " --dry-run --shard 1/3");
