@@ -23,6 +23,7 @@ using nlohmann::json;
 constexpr char kFormat[] = "perpcomp-rank-inputs";
 constexpr int64_t kVersion = 1;
 constexpr double kReferenceTolerance = 1e-6;  // relative, for the reference mean NLL
+constexpr char kCalibrationDiffers[] = "differs between the joined folders: each run's calibration is in runs.csv";
 
 template <typename T>
 void AddDistinct(std::vector<T>* v, const T& x) {
@@ -212,6 +213,25 @@ std::string ListText(const std::vector<T>& v) {
   return "[" + Join(parts, ", ") + "]";
 }
 
+// A folder's conventions without "calib": nullopt when they are not a JSON object.
+std::optional<json> ConventionsBesideCalibration(const std::string& conventions) {
+  json j = json::parse(conventions, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  j.erase("calib");
+  return j;
+}
+
+// The joined conventions: the first folder's, with "calib" replaced by a note where a later folder's differs.
+void JoinCalibration(std::string* joined, const std::string& conventions) {
+  json j = json::parse(*joined, nullptr, /*allow_exceptions=*/false);
+  const json other = json::parse(conventions, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !other.is_object()) return;
+  const json none;
+  if (j.value("calib", none) == other.value("calib", none)) return;
+  j["calib"] = kCalibrationDiffers;
+  *joined = j.dump();
+}
+
 // Refuses two folders' records that a join must not mix (see the top of rank_tables.h).
 void CheckAgree(const TablesFolder& fa, const RankInputs& a, const TablesFolder& fb, const RankInputs& b,
                 bool check_primary) {
@@ -219,10 +239,17 @@ void CheckAgree(const TablesFolder& fa, const RankInputs& a, const TablesFolder&
     PC_THROW("--tables: ", fa.path, " and ", fb.path, " differ in ", field, " (", va, " vs ", vb, more,
              "); runs made under different settings cannot be ranked together");
   };
+  // The calibration is recorded per run (runs.csv's calibration column), so folders whose sweeps calibrated on
+  // other data join; every other convention must agree.
   if (!a.conventions_key.empty() && !b.conventions_key.empty() && a.conventions_key != b.conventions_key) {
-    const std::string diff = FirstConventionDifference(a.conventions, b.conventions);
-    refuse("conventions_key", a.conventions_key, b.conventions_key,
-           diff.empty() ? std::string() : "; first differing convention: " + diff);
+    const std::optional<json> ca = ConventionsBesideCalibration(a.conventions);
+    const std::optional<json> cb = ConventionsBesideCalibration(b.conventions);
+    if (!ca || !cb || *ca != *cb) {
+      const std::string diff =
+          ca && cb ? FirstConventionDifference(ca->dump(), cb->dump()) : FirstConventionDifference(a.conventions, b.conventions);
+      refuse("conventions_key", a.conventions_key, b.conventions_key,
+             diff.empty() ? std::string() : "; first differing convention: " + diff);
+    }
   }
   const double na = a.reference_mean_nll, nb = b.reference_mean_nll;
   if (!std::isnan(na) && !std::isnan(nb) &&
@@ -365,7 +392,11 @@ SweepResults ReadRankTables(const std::vector<std::string>& folders, const RankO
       s.primary.clear();  // they differ, which only --primary allows: it replaces them
     }
     if (s.conventions_key.empty()) s.conventions_key = recorded->conventions_key;
-    if (s.conventions.empty()) s.conventions = recorded->conventions;
+    if (s.conventions.empty()) {
+      s.conventions = recorded->conventions;
+    } else {
+      JoinCalibration(&s.conventions, recorded->conventions);
+    }
     if (std::isnan(s.reference_mean_nll)) s.reference_mean_nll = recorded->reference_mean_nll;
     if (std::isnan(s.reference_ppl)) s.reference_ppl = recorded->reference_ppl;
     if (std::isnan(s.reference_pairs_accuracy)) s.reference_pairs_accuracy = recorded->reference_pairs_accuracy;

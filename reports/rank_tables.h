@@ -21,8 +21,10 @@
 //   "reference": {"mean_nll", "ppl", "pairs_accuracy"}   the reference's scores that are known
 //   "measure": {"text_sha256": […], "seq_len": […], "windows": […]}   the runs' distinct measure settings
 //   "unchecked": [folder, ...]                      folders joined without a rank_inputs.json
-// A join refuses folders whose conventions_key, reference mean NLL (relative difference > 1e-6) or measure
-// settings differ, naming both folders and the field; without --primary, their primary comparisons must agree.
+// A join refuses folders whose conventions (but for "calib", which each run records: runs.csv's calibration),
+// reference mean NLL (relative difference > 1e-6) or measure settings differ, naming both folders and the field;
+// without --primary, their primary comparisons must agree. Where "calib" differs, the joined conventions say so in
+// its place; the joined conventions_key is the first folder's.
 #pragma once
 
 #include <cstdint>

@@ -251,6 +251,8 @@ TEST_CASE("rank --tables: folders made under other settings are refused, naming 
   const std::string b =
       RankInto(pc::reports::ReadSweepResults(WriteFixture(Renamed(pc::test::DefaultFixture(6), "b-"), "b")), "b");
   REQUIRE(pc::reports::ReadRankTables({a, b}, Options()).runs.size() == 12);
+  // The same conventions: the joined ones are the first folder's, calibration included.
+  REQUIRE(pc::reports::ReadRankTables({a, b}, Options()).conventions == first.conventions);
   SECTION("the reference mean NLL") {
     EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) { j["reference"]["mean_nll"] = 2.5 * (1 + 1e-5); });
     CHECK_THROWS_WITH(pc::reports::ReadRankTables({a, b}, Options()),
@@ -262,6 +264,31 @@ TEST_CASE("rank --tables: folders made under other settings are refused, naming 
     EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) { j["measure"]["seq_len"] = {128}; });
     CHECK_THROWS_WITH(pc::reports::ReadRankTables({a, b}, Options()),
                       Contains(a + " and " + b + " differ in the measure seq_len ([64] vs [128]"));
+  }
+  SECTION("the calibration: recorded per run, so folders calibrated on other data join") {
+    EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) {
+      j["conventions"]["calib"]["samples"] = 32;
+      j["conventions"]["calib"]["texts"] = {{"wiki", {{"source", "wiki.txt"}, {"sha256", "ab"}}}};
+      j["conventions_key"] = std::string(64, 'c');
+    });
+    const SweepResults s = pc::reports::ReadRankTables({a, b}, Options());
+    CHECK(s.runs.size() == 12);
+    CHECK(s.conventions_key == first.conventions_key);  // the first folder's
+    const nlohmann::json joined = nlohmann::json::parse(s.conventions);
+    CHECK(joined["calib"] == "differs between the joined folders: each run's calibration is in runs.csv");
+    CHECK(joined["seq_len"] == nlohmann::json::parse(first.conventions)["seq_len"]);
+  }
+  SECTION("the calibration and another convention: the other is named") {
+    EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) {
+      j["conventions"]["calib"]["samples"] = 32;
+      j["conventions"]["eval_text"] = "other.txt";
+      j["conventions_key"] = std::string(64, 'c');
+    });
+    CHECK_THROWS_WITH(pc::reports::ReadRankTables({a, b}, Options()),
+                      Contains("differ in conventions_key (") &&
+                          Contains("first differing convention: 'eval_text': \"eval.txt\" vs \"other.txt\""));
+    EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) { j["conventions"] = "not an object"; });
+    CHECK_THROWS_WITH(pc::reports::ReadRankTables({a, b}, Options()), Contains("differ in conventions_key ("));
   }
   SECTION("a damaged rank_inputs.json") {
     EditJson(b + "/rank_inputs.json", [](nlohmann::json& j) { j["reference"]["mean_nll"] = "2.5"; });
