@@ -80,12 +80,17 @@ void AddTo(at::Tensor& acc, const at::Tensor& v) {
   if (acc.defined()) acc.add_(v); else acc = v.clone();
 }
 
-// Adds the rows of `flat` (n, in) float32, one linear's inputs, to the statistics `kinds` asks for.
-void AccumulateInput(InputStats& s, uint32_t kinds, const at::Tensor& flat) {
+// Adds the rows of `flat` (n, in) float32, one linear's inputs, to the statistics `kinds` asks for;
+// the Gram matrix goes into `gram`, which FinishInput turns into s.gram once every batch is in.
+void AccumulateInput(InputStats& s, uint32_t kinds, const at::Tensor& flat, GramAccumulator& gram) {
   s.tokens += flat.size(0);
   if (kinds & kStatAbsSum) AddTo(s.abs_sum, flat.abs().sum(0).to(at::kDouble));
   if (kinds & kStatSqSum) AddTo(s.sq_sum, (flat * flat).sum(0).to(at::kDouble));
-  if (kinds & kStatGram) AddTo(s.gram, Gram(flat).to(at::kDouble));
+  if (kinds & kStatGram) gram.Add(flat);
+}
+
+void FinishInput(InputStats& s, GramAccumulator& gram) {
+  if (!gram.empty()) s.gram = gram.Finish();
 }
 
 // Collects input statistics (and method accumulators) for a set of linears of one block.
@@ -117,7 +122,7 @@ class StatsHooks : public ForwardHooks {
         return x;
       }
       by_input_[input] = {t.stats, t.kinds};
-      AccumulateInput(*t.stats, t.kinds, flat);
+      AccumulateInput(*t.stats, t.kinds, flat, grams_[t.stats.get()]);
     } else if (t.method != nullptr) {
       at::Tensor y = x.reshape({-1, x.size(-1)}).to(at::kFloat);
       t.method->Accumulate(block_.linears[site.index], last_input_[site.index], y, *t.stats);
@@ -126,13 +131,24 @@ class StatsHooks : public ForwardHooks {
   }
 
   void NewBatch() { by_input_.clear(); }
+  // After the last batch: completes the statistics (the Gram matrices).
+  void Finish() {
+    for (auto& [stats, gram] : grams_) FinishInput(*stats, gram);
+    grams_.clear();
+  }
   std::map<int, Target>& targets() { return targets_; }
+  // Whether a method reads linear `index`'s outputs.
+  bool WantsOutput(int index) const {
+    auto it = targets_.find(index);
+    return it != targets_.end() && it->second.method != nullptr;
+  }
 
  private:
   const Block& block_;
   std::map<int, Target> targets_;
   std::map<int, std::pair<std::shared_ptr<InputStats>, uint32_t>> by_input_;  // InputIndex -> first accumulation
   std::map<int, at::Tensor> last_input_;
+  std::map<InputStats*, GramAccumulator> grams_;  // per accumulation, until Finish
 };
 
 // Captures the inputs of the logged linears on the logging windows: (n, in) float32 per input
@@ -154,6 +170,8 @@ class CaptureHooks : public ForwardHooks {
   // The next batch holds windows first .. first + n − 1 of the pass. Without it every window of
   // every batch is taken.
   void Batch(int64_t first, int64_t n) { take_ = std::max<int64_t>(0, std::min(n, windows_ - first)); }
+  // Whether the current batch needs linear `index`'s outputs.
+  bool WantsOutput(int index) const { return outputs_ && take_ != 0 && input_of_.count(index) > 0; }
   at::Tensor At(const Site& site, const at::Tensor& x, const at::Tensor&) override {
     auto it = input_of_.find(site.index);
     if (it == input_of_.end() || take_ == 0) return x;
@@ -345,6 +363,7 @@ void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, 
   const int64_t N = x.size(0), L = x.size(1);
   const int64_t mb = DefaultEvalBatch(model.config(), L);
   InputStats stats;
+  GramAccumulator gram;
   std::vector<at::Tensor> log_parts;  // the head's inputs on the logging windows
   for (int64_t s = 0; s < N; s += mb) {
     const int64_t n = std::min(mb, N - s);
@@ -352,10 +371,11 @@ void CompressHead(Model& model, Plan& plan, const at::Tensor& x, int64_t log_n, 
     ForwardContext ctx = model.MakeContext(L, 0, &hook);
     at::Tensor logits = model.Head(x.narrow(0, s, n), ctx);  // (n, L, V)
     at::Tensor in = model.config().has_final_norm ? hook.last : x.narrow(0, s, n).reshape({-1, x.size(2)}).to(at::kFloat);
-    AccumulateInput(stats, m.stats(), in);
+    AccumulateInput(stats, m.stats(), in, gram);
     if (m.WantsOutputs()) m.Accumulate(head, in, logits.reshape({-1, logits.size(-1)}), stats);
     if (s < log_n) log_parts.push_back(in.narrow(0, 0, std::min(n, log_n - s) * L));
   }
+  FinishInput(stats, gram);
   const at::Tensor x_log = at::cat(log_parts, 0);  // (log_n * L, d)
   Record rec;
   rec.kind = "linear";
@@ -415,12 +435,18 @@ int CompressByStage(Model& model, int layer, const at::Tensor& x, int64_t mb, co
       std::optional<TeeHooks> both;
       if (capture != nullptr) both.emplace(*capture, hooks);
       ForwardContext ctx = model.MakeContext(L, 0, both ? static_cast<ForwardHooks*>(&*both) : &hooks);
+      const int down = block.index_of[int(Role::kDown)];
       for (int64_t s = 0; s < N; s += mb) {
         const int64_t n = std::min(mb, N - s);
         hooks.NewBatch();
         if (capture != nullptr) capture->Batch(s, n);
+        // The pass needs the block's outputs for nothing: it ends at the last linear's input unless a
+        // hook reads that linear's outputs.
+        ctx.stop_at_last_input =
+            down >= 0 && !hooks.WantsOutput(down) && (capture == nullptr || !capture->WantsOutput(down));
         model.BlockForward(layer, x.narrow(0, s, n), ctx);
       }
+      hooks.Finish();
       ++passes;
     }
     for (size_t k : members) compress(k, *hooks.targets()[linears[k].index].stats);

@@ -1,5 +1,7 @@
 #include "core/tensor_util.h"
 
+#include <ATen/Parallel.h>
+
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -92,18 +94,63 @@ int64_t FirstNonFinite(const at::Tensor& t) {
   return -1;
 }
 
-at::Tensor Gram(const at::Tensor& x) {
+namespace {
+
+// The lower triangle (row-major, j <= i) of XᵀX into c (in, in) float32, contiguous: by ssyrk, whose
+// column-major upper triangle is the row-major lower one (the other triangle is left as it was), or
+// the whole product by at::mm where the BLAS has no ssyrk or n·in is beyond int.
+void GramLowerInto(const at::Tensor& x, at::Tensor& c) {
   PC_ASSERT(x.dim() == 2 && x.scalar_type() == at::kFloat, "Gram of ", ShapeString(x.sizes()), " ", DTypeName(x.scalar_type()));
   const SsyrkFn ssyrk = BlasSsyrk();
   const int64_t rows = x.size(0), in = x.size(1);
-  if (ssyrk == nullptr || rows * in > INT_MAX || rows == 0) return at::mm(x.t(), x);
+  if (ssyrk == nullptr || rows * in > INT_MAX || rows == 0) {
+    at::mm_out(c, x.t(), x);
+    return;
+  }
   at::Tensor a = x.contiguous();  // row-major (rows, in) = column-major (in, rows): A with XᵀX = A·Aᵀ
-  at::Tensor c = at::zeros({in, in}, x.options());
   const int n = static_cast<int>(in), k = static_cast<int>(rows);
   const float alpha = 1.0f, beta = 0.0f;
-  // The column-major upper triangle is the row-major lower one.
   ssyrk("U", "N", &n, &k, &alpha, a.data_ptr<float>(), &n, &beta, c.data_ptr<float>(), &n);
+}
+
+}  // namespace
+
+at::Tensor Gram(const at::Tensor& x) {
+  const int64_t in = x.size(-1);
+  at::Tensor c = at::zeros({in, in}, x.options());
+  GramLowerInto(x, c);
   return c.tril().add_(c.tril(-1).t());
+}
+
+void GramAccumulator::Add(const at::Tensor& x) {
+  const int64_t in = x.size(-1);
+  if (sum_.defined()) {
+    PC_ASSERT(sum_.size(0) == in, "GramAccumulator: ", in, " features after ", sum_.size(0));
+  } else {
+    sum_ = at::zeros({in, in}, at::kDouble);
+  }
+  if (!scratch_.defined() || scratch_.size(0) != in) scratch_ = at::empty({in, in}, at::kFloat);
+  GramLowerInto(x, scratch_);
+  const float* c = scratch_.data_ptr<float>();
+  double* s = sum_.data_ptr<double>();
+  at::parallel_for(0, in, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      for (int64_t j = 0; j <= i; ++j) s[i * in + j] += static_cast<double>(c[i * in + j]);
+    }
+  });
+}
+
+at::Tensor GramAccumulator::Finish() {
+  PC_ASSERT(sum_.defined(), "GramAccumulator::Finish without a batch");
+  at::Tensor out = std::move(sum_);
+  sum_ = at::Tensor();
+  scratch_ = at::Tensor();
+  const int64_t in = out.size(0);
+  double* s = out.data_ptr<double>();
+  for (int64_t i = 0; i < in; ++i) {
+    for (int64_t j = 0; j < i; ++j) s[j * in + i] = s[i * in + j];
+  }
+  return out;
 }
 
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b) {

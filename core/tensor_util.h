@@ -32,6 +32,21 @@ at::ScalarType ComputeDType(at::ScalarType storage);
 // the products of at::mm), mirrored; at::mm where the BLAS has no ssyrk or n·in is beyond int.
 at::Tensor Gram(const at::Tensor& x);
 
+// Σ XᵀX over batches of rows in float64, as adding each batch's Gram(x) in float64 would give, entry
+// for entry: each batch's product goes into one float32 buffer reused across batches (ssyrk's one
+// triangle, else at::mm), and only its lower triangle is added to the sum; Finish() mirrors the sum
+// once. Two passes over a triangle per batch instead of six over the square.
+class GramAccumulator {
+ public:
+  void Add(const at::Tensor& x);  // x (n, in) float32; `in` the same in every batch
+  bool empty() const { return !sum_.defined(); }
+  at::Tensor Finish();  // (in, in) float64, symmetric; the accumulator is empty again
+
+ private:
+  at::Tensor sum_;      // (in, in) float64, its lower triangle (j <= i) valid
+  at::Tensor scratch_;  // (in, in) float32
+};
+
 // Relative max difference max|a−b| / max(max|b|, tiny), in float64.
 double MaxRelDiff(const at::Tensor& a, const at::Tensor& b);
 

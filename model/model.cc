@@ -409,6 +409,7 @@ at::Tensor Model::Compute(const at::Tensor& t) const {
 at::Tensor Model::ApplyLinear(const Block& b, int index, const at::Tensor& x, ForwardContext& ctx) {
   if (ctx.Wants(SiteKind::kLinearInput)) ctx.hooks->At(Site{SiteKind::kLinearInput, b.layer, index}, x, at::Tensor());
   const Linear& l = b.linears[index];
+  if (ctx.stop_at_last_input && l.role == Role::kDown) return at::Tensor();  // the block's last linear
   at::Tensor y = at::linear(x, Compute(l.weight), Compute(l.bias));
   return Observe(SiteKind::kLinearOutput, b.layer, index, y, ctx);
 }
@@ -595,23 +596,30 @@ at::Tensor Model::MlpUpdate(int layer, const at::Tensor& h, ForwardContext& ctx)
   Block& b = blocks_[layer];
   at::Tensor x = h;
   if (config_.pre_norm) x = Observe(SiteKind::kNormOutput, layer, 1, ApplyNorm(b.mlp_norm, h), ctx);
-  return Update(SiteKind::kMlpUpdate, layer, Mlp(layer, x, ctx), h, ctx);
+  at::Tensor m = Mlp(layer, x, ctx);
+  return m.defined() ? Update(SiteKind::kMlpUpdate, layer, m, h, ctx) : m;  // undefined: ctx.stop_at_last_input
 }
 
 at::Tensor Model::BlockForward(int layer, const at::Tensor& h, ForwardContext& ctx) {
   Block& b = blocks_[layer];
   PC_ASSERT(b.loaded, "block ", layer, " is not loaded");
+  // The MLP runs last; its update is undefined when ctx.stop_at_last_input ended the pass.
   at::Tensor out;
   if (!config_.pre_norm) {  // OPT post-LN: norm after each residual add
     at::Tensor h1 = Observe(SiteKind::kNormOutput, layer, 0, ApplyNorm(b.attn_norm, h + AttentionUpdate(layer, h, ctx)), ctx);
-    out = Observe(SiteKind::kNormOutput, layer, 1, ApplyNorm(b.mlp_norm, h1 + MlpUpdate(layer, h1, ctx)), ctx);
+    at::Tensor m = MlpUpdate(layer, h1, ctx);
+    if (!m.defined()) return m;
+    out = Observe(SiteKind::kNormOutput, layer, 1, ApplyNorm(b.mlp_norm, h1 + m), ctx);
   } else if (config_.parallel_residual) {
     at::Tensor a = AttentionUpdate(layer, h, ctx);
     at::Tensor m = MlpUpdate(layer, h, ctx);
+    if (!m.defined()) return m;
     out = h + a + m;
   } else {
     at::Tensor h1 = h + AttentionUpdate(layer, h, ctx);
-    out = h1 + MlpUpdate(layer, h1, ctx);
+    at::Tensor m = MlpUpdate(layer, h1, ctx);
+    if (!m.defined()) return m;
+    out = h1 + m;
   }
   return Observe(SiteKind::kBlockOutput, layer, -1, out, ctx);
 }

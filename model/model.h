@@ -115,6 +115,9 @@ struct ForwardContext {
   at::Tensor positions;         // (T,) int64
   std::map<int64_t, at::Tensor> masks;  // window (0 = none) -> additive mask (T, S)
   std::map<int64_t, at::Tensor> causal_tails;  // query-chunked attention: n -> mask of a chunk's last n keys (n, n)
+  // A pass that only observes linear inputs: BlockForward ends once the block's last linear (the MLP's
+  // down projection) has seen its input, without its product, and returns an undefined tensor.
+  bool stop_at_last_input = false;
 
   bool Wants(SiteKind k) const { return hooks != nullptr && hooks->Wants(k); }
 };

@@ -157,6 +157,50 @@ TEST_CASE("KV cache decoding equals the full forward", "[model]") {
   }
 }
 
+namespace {
+// Records every linear's input and output of the blocks, in order.
+class LinearLog : public pc::ForwardHooks {
+ public:
+  bool Wants(pc::SiteKind k) const override {
+    return k == pc::SiteKind::kLinearInput || k == pc::SiteKind::kLinearOutput;
+  }
+  at::Tensor At(const pc::Site& site, const at::Tensor& x, const at::Tensor&) override {
+    (site.kind == pc::SiteKind::kLinearInput ? inputs : outputs).emplace_back(site.index, x.clone());
+    return x;
+  }
+  std::vector<std::pair<int, at::Tensor>> inputs, outputs;
+};
+}  // namespace
+
+TEST_CASE("stop_at_last_input: a block forward ends at the down projection's input, which equals the full pass's",
+          "[model]") {
+  PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
+  auto [arch, variant] = GENERATE(table<std::string, std::string>(
+      {{"llama", ""}, {"gpt2", ""}, {"gpt_neox", ""}, {"gpt_neox", "sequential"}, {"opt", "post_ln"}}));
+  DYNAMIC_SECTION(arch << " " << variant) {
+    auto model = pc::Model::Load(pc::test::MakeReferenceModel(arch, variant.empty() ? "" : "--variant " + variant));
+    const at::Tensor h = at::randn({2, 12, model->config().hidden}, at::TensorOptions().dtype(at::kFloat));
+    const pc::Block& block = model->block(1);
+    const int down = block.index_of[int(pc::Role::kDown)];
+    REQUIRE(down >= 0);
+    LinearLog full, stopped;
+    pc::ForwardContext cf = model->MakeContext(12, 0, &full);
+    CHECK(model->BlockForward(1, h, cf).defined());
+    pc::ForwardContext cs = model->MakeContext(12, 0, &stopped);
+    cs.stop_at_last_input = true;
+    CHECK_FALSE(model->BlockForward(1, h, cs).defined());
+    // Every linear saw the same input, the last of them the down projection; its output was never computed.
+    REQUIRE(stopped.inputs.size() == full.inputs.size());
+    CHECK(stopped.inputs.back().first == down);
+    for (size_t i = 0; i < full.inputs.size(); ++i) {
+      CHECK(stopped.inputs[i].first == full.inputs[i].first);
+      CHECK(at::equal(stopped.inputs[i].second, full.inputs[i].second));
+    }
+    CHECK(stopped.outputs.size() + 1 == full.outputs.size());
+    CHECK(full.outputs.back().first == down);
+  }
+}
+
 TEST_CASE("save and reload give bitwise-identical logits", "[model]") {
   PC_SKIP_IF(!pc::test::HavePythonTorch(), "/usr/bin/python3 with torch is absent");
   for (std::string arch : {"gpt_neox", "opt", "llama", "gpt2"}) {
