@@ -53,7 +53,7 @@ TrainResult TrainModel(const TrainOptions& options);
 // The config.json a training run with `options` writes, for a tokenizer of `vocab` ids.
 nlohmann::json TrainConfigJson(const TrainOptions& options, int64_t vocab, int64_t bos, int64_t eos);
 
-// The training recipe of each `perpcomp demo` model (tools/demo.cc): small enough to train in
+// The training recipe of each `perpcomp demo` model (pipeline/demo.h): small enough to train in
 // about a minute on two cores, big enough to learn agreement (docs/RESULTS.md "Demo models").
 // Its widths are multiples of the demo sweep's group size of 32, so every quantizing demo run has
 // several groups per row (tests/train/demo_groups_test.cc).

@@ -1,12 +1,11 @@
-#include "tools/demo.h"
+#include "pipeline/demo.h"
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <future>
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "calibration/windows.h"
 #include "core/error.h"
@@ -15,19 +14,25 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/sha256.h"
-#include "core/strings.h"
 #include "core/text.h"
 #include "core/threads.h"
 #include "metrics/minimal_pairs.h"
+#include "metrics/pairs_file.h"
 #include "metrics/perplexity.h"
+#include "model/config.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
 #include "pipeline/compress_run.h"
+#include "pipeline/run_io.h"
+#include "pipeline/sweep_run.h"
+#include "reports/ranking_analysis.h"
+#include "reports/ranking_report.h"
+#include "reports/sweep_results.h"
+#include "store/file.h"
 #include "train/corpus.h"
 #include "train/trainer.h"
-#include "tools/demo_sweep.h"
 
-namespace pc::cli {
+namespace pc::pipeline {
 namespace {
 
 constexpr const char* kMarker = "perpcomp-demo.json";
@@ -43,15 +48,6 @@ std::string DefaultCache() {
   const char* home = std::getenv("HOME");
   return fs::Join(home != nullptr && *home ? home : ".", ".cache/perpcomp");
 }
-
-struct DemoModel {
-  std::string label;  // "layernorm" / "rmsnorm"
-  std::string arch;
-  std::string dir;
-  bool cached = false;
-  double train_seconds = 0;
-  nlohmann::json eval;
-};
 
 // Trains (or finds in the cache) one demo model.
 DemoModel ModelFor(const std::string& label, const std::string& arch, const std::string& corpus,
@@ -109,11 +105,65 @@ nlohmann::json Evaluate(const DemoModel& dm, const std::string& corpus) {
           {"pairs_overall", acc.overall.accuracy}};
 }
 
+// The demo's main job: the sweep `plan` (read from `sweep_file`) on `model_dir` with the corpus as
+// calibration, evaluation text and minimal pairs; results and the ranking report go into `staged_out` (final name `final_out`).
+nlohmann::json RunDemoSweep(const SweepPlan& plan, const std::string& sweep_file, const std::string& model_dir,
+                            const std::string& corpus_dir, const std::string& staged_out, const std::string& final_out) {
+  SweepInputs in;
+  in.model_dir = model_dir;
+  in.calib.source = fs::Join(corpus_dir, "train.txt");
+  in.calib.seq_len = 64;
+  in.eval_path = fs::Join(corpus_dir, "valid.txt");
+  TextWindows tw = LoadTextWindows(in.eval_path, "text", /*seq_len=*/64, /*max_windows=*/64,
+                                   LoadModelConfig(model_dir), model_dir);
+  in.windows = tw.windows.tokens;
+  in.eval_sha256 = tw.text.sha256;
+  in.stream_tokens = tw.windows.stream_tokens;
+  in.pair_files = ResolvePairFiles(fs::Join(corpus_dir, "pairs"), "");
+  for (const auto& f : in.pair_files) {
+    auto p = ReadMinimalPairs(f);
+    in.pairs.insert(in.pairs.end(), p.begin(), p.end());
+  }
+  SweepOptions o;
+  const std::string sweep_dir = fs::Join(staged_out, "sweep");
+  fs::MakeDirs(sweep_dir);
+  o.out = fs::Join(sweep_dir, "results.h5");
+  o.cache.dir = "";  // one reference, evaluated once inside the sweep
+  log::Info("demo", "sweep ", plan.spec.name.value, ": ", sweep_file, " on the LayerNorm model");
+  SweepSummary summary = RunSweep(plan, in, SweepConventions(in, o.cache), o);
+
+  // Rank: which error metric predicts the downstream loss across the sweep's runs.
+  reports::SweepResults results = reports::ReadSweepResults(o.out);
+  reports::RankOptions ro;
+  ro.threads = 1;
+  ro.Validate();
+  reports::RankingAnalysis analysis = reports::AnalyzeSweep(results, ro);
+  reports::RankReport report = reports::BuildRankReport(results, analysis, {"perpcomp demo", store::CreatedBy()});
+  const std::string report_dir = fs::Join(staged_out, "report");
+  fs::MakeDirs(report_dir);
+  for (const reports::ReportFile& f : report.files) fs::WriteFileAtomic(fs::Join(report_dir, f.name), f.content);
+  return {{"sweep", plan.spec.name.value},
+          {"runs", summary.done + summary.skipped},
+          {"results", fs::Join(final_out, "sweep/results.h5")},
+          {"report", fs::Join(final_out, "report/report.html")},
+          {"headline", report.headline}};
+}
+
 }  // namespace
 
-int RunDemoJob(const DemoOptions& o) {
+void DemoOptions::Validate() const {
+  PC_CHECK(!out.empty(), "--out: an output folder is required");
+  PC_CHECK(steps >= 1, "--steps ", steps, ": the demo models need at least one training step");
+}
+
+DemoResult RunDemo(const DemoOptions& o) {
+  o.Validate();
   const auto t_start = std::chrono::steady_clock::now();
   const std::string cache = o.cache.empty() ? DefaultCache() : o.cache;
+  // The sweep file is read and checked before anything is written.
+  const std::string sweep_file = o.sweep.empty() ? fs::Join(ShippedRecipesDir(), "sweeps/demo.yaml") : o.sweep;
+  std::optional<SweepPlan> plan;
+  if (!o.skip_sweep) plan = LoadSweepPlan(sweep_file);
   // The output folder: a previous demo output is replaced; anything else needs --overwrite.
   bool previous = fs::Exists(fs::Join(o.out, kMarker));
   fs::StagedDir out(o.out, o.overwrite || previous, "--out");
@@ -134,48 +184,33 @@ int RunDemoJob(const DemoOptions& o) {
   };
   auto layernorm = std::async(std::launch::async, train, "layernorm", "gpt_neox");
   auto rmsnorm = std::async(std::launch::async, train, "rmsnorm", "llama");
-  std::vector<DemoModel> models = {layernorm.get(), rmsnorm.get()};
+  DemoResult r;
+  r.out = o.out;
+  r.summary = fs::Join(o.out, kMarker);
+  r.models = {layernorm.get(), rmsnorm.get()};
   // 3. Held-out perplexity and minimal pairs, also side by side on one thread each.
   auto evaluate = [&](const DemoModel& m) {
     SetThreads(1);
     QuietProgress quiet;
     return Evaluate(m, corpus_dir);
   };
-  auto eval0 = std::async(std::launch::async, evaluate, std::cref(models[0]));
-  auto eval1 = std::async(std::launch::async, evaluate, std::cref(models[1]));
-  models[0].eval = eval0.get();
-  models[1].eval = eval1.get();
+  auto eval0 = std::async(std::launch::async, evaluate, std::cref(r.models[0]));
+  auto eval1 = std::async(std::launch::async, evaluate, std::cref(r.models[1]));
+  r.models[0].eval = eval0.get();
+  r.models[1].eval = eval1.get();
   SetThreads(0);
 
   // 4. The main job: the demo sweep on the LayerNorm model, ranked into an HTML report.
-  nlohmann::json sweep = nullptr;
-  if (!o.skip_sweep) {
-    sweep = RunDemoSweep(models[0].dir, corpus_dir, o.sweep.empty() ? fs::Join(pipeline::ShippedRecipesDir(), "sweeps/demo.yaml") : o.sweep,
-                         out.path(), o.out);
-  }
+  r.sweep = nullptr;
+  if (plan) r.sweep = RunDemoSweep(*plan, sweep_file, r.models[0].dir, corpus_dir, out.path(), o.out);
 
-  nlohmann::json summary = {{"demo_version", kDemoVersion}, {"corpus", manifest}, {"seconds", Since(t_start)},
-                            {"cache", cache}, {"sweep", sweep}};
-  for (const auto& m : models) summary["models"][m.label] = m.eval;
+  r.seconds = Since(t_start);
+  nlohmann::json summary = {{"demo_version", kDemoVersion}, {"corpus", manifest}, {"seconds", r.seconds},
+                            {"cache", cache}, {"sweep", r.sweep}};
+  for (const auto& m : r.models) summary["models"][m.label] = m.eval;
   fs::WriteFileAtomic(fs::Join(out.path(), kMarker), summary.dump(2) + "\n");
   out.Commit();
-
-  std::printf("\nperpcomp demo: done in %.0f s\n\n", Since(t_start));
-  std::printf("%-10s %-9s %8s %10s %10s %8s %8s %8s\n", "model", "arch", "params", "valid ppl", "unigram", "0 attr",
-              "1 attr", "2 attr");
-  for (const auto& m : models) {
-    const auto& e = m.eval;
-    auto acc = [&](const char* f) { return e["pairs"].value(f, NAN) * 100; };
-    std::printf("%-10s %-9s %8lld %10.2f %10.1f %7.1f%% %7.1f%% %7.1f%%\n", m.label.c_str(), m.arch.c_str(),
-                (long long)e["parameters"].get<int64_t>(), e["valid_ppl"].get<double>(),
-                e["unigram_ppl"].get<double>(), acc("agreement_0_attractors"), acc("agreement_1_attractor"),
-                acc("agreement_2_attractors"));
-  }
-  std::printf("\n  corpus:   %s/corpus (train.txt, valid.txt, pairs/, depths.jsonl)\n", o.out.c_str());
-  for (const auto& m : models) std::printf("  %-9s %s%s\n", (m.label + ":").c_str(), m.dir.c_str(), m.cached ? " (cached)" : "");
-  if (!sweep.is_null()) PrintDemoSweep(sweep);
-  std::printf("  summary:  %s/%s\n", o.out.c_str(), kMarker);
-  return 0;
+  return r;
 }
 
-}  // namespace pc::cli
+}  // namespace pc::pipeline
