@@ -28,7 +28,7 @@ runs:
 
 }  // namespace
 
-TEST_CASE("demo: corpus, two trained models, a sweep and its report; the models are cached", "[tools][slow]") {
+TEST_CASE("demo: corpus, two trained models, a sweep and its report, the models then cached", "[tools][slow]") {
   const std::string dir = pc::test::TempDir("demo");
   const std::string sweep = dir + "/sweep.yaml";
   std::ofstream(sweep) << kSweep;
